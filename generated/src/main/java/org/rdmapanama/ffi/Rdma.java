@@ -1444,6 +1444,15 @@ public class Rdma extends Rdma$shared {
     public static int IBV_SEND_INLINE() {
         return IBV_SEND_INLINE;
     }
+    private static final int IBV_SYSFS_NAME_MAX = (int)64L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.IBV_SYSFS_NAME_MAX = 64
+     * }
+     */
+    public static int IBV_SYSFS_NAME_MAX() {
+        return IBV_SYSFS_NAME_MAX;
+    }
 
     private static class ibv_get_device_list {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
@@ -2168,6 +2177,70 @@ public class Rdma extends Rdma$shared {
                 traceDowncall("_ibv_query_gid_ex", context, port_num, gid_index, entry, flags, entry_size);
             }
             return (int)mh$.invokeExact(context, port_num, gid_index, entry, flags, entry_size);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class _ibv_query_gid_table {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            Rdma.C_LONG,
+            Rdma.C_POINTER,
+            Rdma.C_POINTER,
+            Rdma.C_LONG,
+            Rdma.C_INT,
+            Rdma.C_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("_ibv_query_gid_table");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries, size_t max_entries, uint32_t flags, size_t entry_size)
+     * }
+     */
+    public static FunctionDescriptor _ibv_query_gid_table$descriptor() {
+        return _ibv_query_gid_table.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries, size_t max_entries, uint32_t flags, size_t entry_size)
+     * }
+     */
+    public static MethodHandle _ibv_query_gid_table$handle() {
+        return _ibv_query_gid_table.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries, size_t max_entries, uint32_t flags, size_t entry_size)
+     * }
+     */
+    public static MemorySegment _ibv_query_gid_table$address() {
+        return _ibv_query_gid_table.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries, size_t max_entries, uint32_t flags, size_t entry_size)
+     * }
+     */
+    public static long _ibv_query_gid_table(MemorySegment context, MemorySegment entries, long max_entries, int flags, long entry_size) {
+        var mh$ = _ibv_query_gid_table.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("_ibv_query_gid_table", context, entries, max_entries, flags, entry_size);
+            }
+            return (long)mh$.invokeExact(context, entries, max_entries, flags, entry_size);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
