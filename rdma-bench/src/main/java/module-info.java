@@ -1,0 +1,4 @@
+/** Benchmarks and the perftest-compatible CLI; uses only rdma-panama's public API. */
+module org.rdmapanama.bench {
+    requires org.rdmapanama;
+}

@@ -1,0 +1,41 @@
+package org.rdmapanama.bench;
+
+import java.io.PrintStream;
+import java.util.Arrays;
+
+/**
+ * {@code rdma-bench SUBCOMMAND [ARGS]}. Exit status: 0 on success, 1 when an
+ * RDMA operation fails, 2 for bad usage or when there is no device to use.
+ */
+public final class Main {
+    private Main() {}
+
+    static final int OK = 0;
+    static final int FAILED = 1;
+    static final int USAGE = 2;
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length == 0 || args[0].equals("-h") || args[0].equals("--help")) {
+            usage(args.length == 0 ? err : out);
+            return args.length == 0 ? USAGE : OK;
+        }
+        String[] rest = Arrays.copyOfRange(args, 1, args.length);
+        return switch (args[0]) {
+            case "devices" -> DevicesCommand.run(rest, out, err);
+            default -> {
+                err.println("rdma-bench: unknown subcommand '" + args[0] + "'");
+                usage(err);
+                yield USAGE;
+            }
+        };
+    }
+
+    private static void usage(PrintStream s) {
+        s.println("usage: rdma-bench SUBCOMMAND [ARGS]");
+        s.println("  devices [-v]   list RDMA devices: transport, ports, GID table (-v: device limits too)");
+    }
+}

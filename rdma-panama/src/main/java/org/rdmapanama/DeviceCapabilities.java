@@ -1,0 +1,30 @@
+package org.rdmapanama;
+
+/**
+ * The limits of a device, from {@code ibv_query_device}. Transport
+ * differences (no atomics on iWARP, one SGE for RDMA Read on siw) are read
+ * from here, never assumed from a device's name.
+ */
+public record DeviceCapabilities(
+        String firmwareVersion,
+        int vendorId,
+        int vendorPartId,
+        int hardwareVersion,
+        long maxMrSize,
+        int maxQp,
+        int maxQpWr,
+        int maxSge,
+        int maxSgeRd,
+        int maxCq,
+        int maxCqe,
+        int maxMr,
+        int maxPd,
+        int maxQpRdAtom,
+        int maxQpInitRdAtom,
+        AtomicCapability atomicCap,
+        int maxSrq,
+        int maxSrqWr,
+        int maxSrqSge,
+        int maxAh,
+        int physPortCount) {
+}

@@ -1,0 +1,55 @@
+package org.rdmapanama;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/**
+ * How a device moves RDMA traffic. Derived from the device's transport type,
+ * the port's link layer and its GID types; never from the device's name.
+ */
+public enum Transport {
+    /** IB transport on an InfiniBand fabric: LID addressing, lossless. */
+    INFINIBAND("InfiniBand", "infiniband", "ib"),
+    /** IB transport over UDP/IP (port 4791): routable, needs a RoCEv2 GID. */
+    ROCE_V2("RoCEv2", "rocev2", "roce_v2", "roce"),
+    /** IB transport directly over Ethernet: one L2 domain. */
+    ROCE_V1("RoCEv1", "rocev1", "roce_v1"),
+    /** RDMAP/DDP/MPA over TCP: connects only through rdma_cm, RC only. */
+    IWARP("iWARP", "iwarp");
+
+    private final String displayName;
+    private final String[] aliases;
+
+    Transport(String displayName, String... aliases) {
+        this.displayName = displayName;
+        this.aliases = aliases;
+    }
+
+    /** The usual spelling: {@code InfiniBand}, {@code RoCEv2}, {@code RoCEv1}, {@code iWARP}. */
+    public String displayName() {
+        return displayName;
+    }
+
+    /**
+     * Parses a configuration value such as {@code iwarp}, {@code RoCEv2},
+     * {@code roce} (meaning v2) or {@code ib}, ignoring case.
+     *
+     * @throws IllegalArgumentException naming the value and listing the accepted ones
+     */
+    public static Transport parse(String value) {
+        String v = value.trim().toLowerCase(Locale.ROOT).replace('-', '_');
+        for (Transport t : values()) {
+            if (t.name().toLowerCase(Locale.ROOT).equals(v) || Arrays.asList(t.aliases).contains(v)) {
+                return t;
+            }
+        }
+        throw new IllegalArgumentException("unknown transport '" + value + "'; expected one of: "
+                + Arrays.stream(values()).map(t -> String.join("|", t.aliases)).collect(Collectors.joining(", ")));
+    }
+
+    @Override
+    public String toString() {
+        return displayName;
+    }
+}

@@ -1,0 +1,155 @@
+package org.rdmapanama.internal;
+
+import org.rdmapanama.RdmaException;
+import org.rdmapanama.ffi.Rdma;
+import org.rdmapanama.ffi.ibv_device;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+import static java.lang.foreign.MemoryLayout.PathElement.groupElement;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+/**
+ * Checked wrappers for the libibverbs control-path calls: one method per verb,
+ * which turns a failure into an {@link RdmaException} naming the verb and errno.
+ * <p>
+ * Calls that report failure through errno (the ones returning a pointer) are
+ * linked here with {@code captureCallState("errno")}, which jextract does not
+ * generate; calls that return the errno value use the generated handles.
+ */
+public final class Verbs {
+    private Verbs() {}
+
+    static final Linker LINKER = Linker.nativeLinker();
+    static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(groupElement("errno"));
+
+    /** Links {@code address} so that the first argument receives errno. */
+    static MethodHandle linkWithErrno(MemorySegment address, FunctionDescriptor descriptor) {
+        return LINKER.downcallHandle(address, descriptor, Linker.Option.captureCallState("errno"));
+    }
+
+    static int errno(MemorySegment callState) {
+        return (int) ERRNO.get(callState, 0L);
+    }
+
+    static RdmaException failure(String verb, String what, int errno) {
+        return new RdmaException(verb, errno,
+                verb + "(" + what + ") failed: " + Errno.describe(errno));
+    }
+
+    /** Handles are built on first use, after {@link NativeLibraries#require()}. */
+    private static final class Handles {
+        static final MethodHandle GET_DEVICE_LIST = linkWithErrno(
+                Rdma.ibv_get_device_list$address(), Rdma.ibv_get_device_list$descriptor());
+        static final MethodHandle OPEN_DEVICE = linkWithErrno(
+                Rdma.ibv_open_device$address(), Rdma.ibv_open_device$descriptor());
+    }
+
+    /**
+     * {@code ibv_get_device_list}: the NULL-terminated array of devices, sized
+     * to {@code count} entries, or NULL with a count of 0 when the kernel has no
+     * RDMA support. Free it with {@link #freeDeviceList}.
+     */
+    public static MemorySegment getDeviceList(Arena scratch, MemorySegment count) throws RdmaException {
+        NativeLibraries.require();
+        MemorySegment state = scratch.allocate(CALL_STATE);
+        MemorySegment list;
+        try {
+            list = (MemorySegment) Handles.GET_DEVICE_LIST.invokeExact(state, count);
+        } catch (Throwable t) {
+            throw NativeLibraries.unexpected("ibv_get_device_list", t);
+        }
+        if (list.equals(MemorySegment.NULL)) {
+            int e = errno(state);
+            if (e == Errno.ENOSYS) {
+                // A kernel without uverbs: to a user that is "no devices".
+                count.set(JAVA_INT, 0, 0);
+                return MemorySegment.NULL;
+            }
+            throw failure("ibv_get_device_list", "", e);
+        }
+        return list;
+    }
+
+    public static void freeDeviceList(MemorySegment list) {
+        if (!list.equals(MemorySegment.NULL)) {
+            Rdma.ibv_free_device_list(list);
+        }
+    }
+
+    public static String deviceName(MemorySegment device) {
+        return Rdma.ibv_get_device_name(device).reinterpret(Rdma.IBV_SYSFS_NAME_MAX()).getString(0);
+    }
+
+    /** {@code ibv_get_device_guid}, converted from big-endian to a plain number. */
+    public static long deviceGuid(MemorySegment device) {
+        return Long.reverseBytes(Rdma.ibv_get_device_guid(device));
+    }
+
+    public static int transportType(MemorySegment device) {
+        return ibv_device.transport_type(device.reinterpret(ibv_device.sizeof()));
+    }
+
+    public static int nodeType(MemorySegment device) {
+        return ibv_device.node_type(device.reinterpret(ibv_device.sizeof()));
+    }
+
+    public static MemorySegment openDevice(Arena scratch, MemorySegment device, String name) throws RdmaException {
+        MemorySegment state = scratch.allocate(CALL_STATE);
+        MemorySegment ctx;
+        try {
+            ctx = (MemorySegment) Handles.OPEN_DEVICE.invokeExact(state, device);
+        } catch (Throwable t) {
+            throw NativeLibraries.unexpected("ibv_open_device", t);
+        }
+        if (ctx.equals(MemorySegment.NULL)) {
+            throw failure("ibv_open_device", name, errno(state));
+        }
+        return ctx;
+    }
+
+    public static void closeDevice(MemorySegment context, String name) throws RdmaException {
+        check(Rdma.ibv_close_device(context), "ibv_close_device", name);
+    }
+
+    public static void queryDevice(MemorySegment context, MemorySegment attr, String name) throws RdmaException {
+        check(Rdma.ibv_query_device(context, attr), "ibv_query_device", name);
+    }
+
+    /**
+     * The exported {@code ibv_query_port}, given a whole zeroed
+     * {@code struct ibv_port_attr}: what verbs.h's inline wrapper does when the
+     * provider has no extended query_port.
+     */
+    public static void queryPort(MemorySegment context, int port, MemorySegment attr, String name) throws RdmaException {
+        attr.fill((byte) 0);
+        check(Rdma.ibv_query_port(context, (byte) port, attr), "ibv_query_port", name + " port " + port);
+    }
+
+    /**
+     * {@code ibv_query_gid_table}: the valid GID entries of all ports, with
+     * their types. Returns how many were written, or -errno.
+     */
+    public static long queryGidTable(MemorySegment context, MemorySegment entries, long maxEntries, long entrySize) {
+        return Rdma._ibv_query_gid_table(context, entries, maxEntries, 0, entrySize);
+    }
+
+    /** {@code ibv_query_gid}, for providers without the GID table query. */
+    public static int queryGid(MemorySegment context, int port, int index, MemorySegment gid) {
+        return Rdma.ibv_query_gid(context, (byte) port, index, gid);
+    }
+
+    /** Verbs that return 0 or an errno value (some return -1 and set errno; that shows as EPERM). */
+    static void check(int rc, String verb, String what) throws RdmaException {
+        if (rc != 0) {
+            throw failure(verb, what, Math.abs(rc));
+        }
+    }
+}
