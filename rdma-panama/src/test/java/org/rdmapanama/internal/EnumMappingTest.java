@@ -1,0 +1,67 @@
+package org.rdmapanama.internal;
+
+import org.junit.jupiter.api.Test;
+import org.rdmapanama.AtomicCapability;
+import org.rdmapanama.GidType;
+import org.rdmapanama.LinkLayer;
+import org.rdmapanama.Port;
+import org.rdmapanama.PortState;
+import org.rdmapanama.ffi.Rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The public enums map C values without loading the libraries; this ties
+ * those mappings to the generated constants (which AbiTest ties to the headers).
+ */
+class EnumMappingTest {
+    @Test
+    void gidTypes() {
+        assertEquals(GidType.IB, GidType.of(Rdma.IBV_GID_TYPE_IB()));
+        assertEquals(GidType.ROCE_V1, GidType.of(Rdma.IBV_GID_TYPE_ROCE_V1()));
+        assertEquals(GidType.ROCE_V2, GidType.of(Rdma.IBV_GID_TYPE_ROCE_V2()));
+        assertEquals(GidType.UNKNOWN, GidType.of(99));
+    }
+
+    @Test
+    void portStates() {
+        assertEquals(PortState.NOP, PortState.of(Rdma.IBV_PORT_NOP()));
+        assertEquals(PortState.DOWN, PortState.of(Rdma.IBV_PORT_DOWN()));
+        assertEquals(PortState.INIT, PortState.of(Rdma.IBV_PORT_INIT()));
+        assertEquals(PortState.ARMED, PortState.of(Rdma.IBV_PORT_ARMED()));
+        assertEquals(PortState.ACTIVE, PortState.of(Rdma.IBV_PORT_ACTIVE()));
+        assertEquals(PortState.ACTIVE_DEFER, PortState.of(Rdma.IBV_PORT_ACTIVE_DEFER()));
+        assertEquals(PortState.UNKNOWN, PortState.of(-1));
+        assertEquals(PortState.UNKNOWN, PortState.of(42));
+    }
+
+    @Test
+    void linkLayers() {
+        assertEquals(LinkLayer.UNSPECIFIED, LinkLayer.of(Rdma.IBV_LINK_LAYER_UNSPECIFIED()));
+        assertEquals(LinkLayer.INFINIBAND, LinkLayer.of(Rdma.IBV_LINK_LAYER_INFINIBAND()));
+        assertEquals(LinkLayer.ETHERNET, LinkLayer.of(Rdma.IBV_LINK_LAYER_ETHERNET()));
+    }
+
+    @Test
+    void atomicCapabilities() {
+        assertEquals(AtomicCapability.NONE, AtomicCapability.of(Rdma.IBV_ATOMIC_NONE()));
+        assertEquals(AtomicCapability.HCA, AtomicCapability.of(Rdma.IBV_ATOMIC_HCA()));
+        assertEquals(AtomicCapability.GLOBAL, AtomicCapability.of(Rdma.IBV_ATOMIC_GLOB()));
+    }
+
+    @Test
+    void mtus() {
+        assertEquals(256, Port.mtuBytes(Rdma.IBV_MTU_256()));
+        assertEquals(512, Port.mtuBytes(Rdma.IBV_MTU_512()));
+        assertEquals(1024, Port.mtuBytes(Rdma.IBV_MTU_1024()));
+        assertEquals(2048, Port.mtuBytes(Rdma.IBV_MTU_2048()));
+        assertEquals(4096, Port.mtuBytes(Rdma.IBV_MTU_4096()));
+    }
+
+    @Test
+    void errnoNames() {
+        assertEquals(Errno.ENOSYS, 38);
+        assertEquals("ENOMEM (Cannot allocate memory)", Errno.describe(12));
+        assertEquals("errno 200 (Unknown error 200)", Errno.describe(200));
+    }
+}
