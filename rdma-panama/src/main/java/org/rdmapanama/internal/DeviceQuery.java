@@ -48,41 +48,59 @@ public final class DeviceQuery {
 
     private static RdmaDevice describe(Arena arena, MemorySegment device) throws RdmaException {
         String name = Verbs.deviceName(device);
-        long guid = Verbs.deviceGuid(device);
-        boolean iwarp = Verbs.transportType(device) == Rdma.IBV_TRANSPORT_IWARP();
-        String nodeType = Rdma.ibv_node_type_str(Verbs.nodeType(device)).reinterpret(64).getString(0);
         MemorySegment ctx = Verbs.openDevice(arena, device, name);
         try {
-            MemorySegment attr = arena.allocate(ibv_device_attr.layout());
-            Verbs.queryDevice(ctx, attr, name);
-            DeviceCapabilities caps = capabilities(attr);
-            List<PortGid> allGids = gidTable(arena, ctx, name, caps.physPortCount());
-            List<Port> ports = new ArrayList<>();
-            MemorySegment portAttr = arena.allocate(ibv_port_attr.layout());
-            for (int p = 1; p <= caps.physPortCount(); p++) {
-                Verbs.queryPort(ctx, p, portAttr, name);
-                int portNumber = p;
-                List<Gid> gids = allGids.stream().filter(g -> g.port() == portNumber).map(PortGid::gid).toList();
-                if (gids.isEmpty()) {
-                    gids = legacyGids(arena, ctx, p, ibv_port_attr.gid_tbl_len(portAttr));
-                }
-                LinkLayer link = LinkLayer.of(ibv_port_attr.link_layer(portAttr));
-                ports.add(new Port(p,
-                        PortState.of(ibv_port_attr.state(portAttr)),
-                        link,
-                        Port.classify(iwarp, link, gids),
-                        Short.toUnsignedInt(ibv_port_attr.lid(portAttr)),
-                        Port.mtuBytes(ibv_port_attr.active_mtu(portAttr)),
-                        Port.mtuBytes(ibv_port_attr.max_mtu(portAttr)),
-                        ibv_port_attr.gid_tbl_len(portAttr),
-                        gids));
-            }
-            Transport transport = ports.isEmpty() ? (iwarp ? Transport.IWARP : Transport.INFINIBAND)
-                    : ports.getFirst().transport();
-            return new RdmaDevice(name, guid, nodeType, transport, caps, ports);
+            return describeOpen(arena, device, ctx);
         } finally {
             Verbs.closeDevice(ctx, name);
         }
+    }
+
+    /** Finds a device by name in an {@code ibv_get_device_list} array, or NULL. */
+    public static MemorySegment find(MemorySegment list, int count, String name) {
+        MemorySegment devices = list.reinterpret(ADDRESS.byteSize() * count);
+        for (int i = 0; i < count; i++) {
+            MemorySegment d = devices.getAtIndex(ADDRESS, i);
+            if (Verbs.deviceName(d).equals(name)) {
+                return d;
+            }
+        }
+        return MemorySegment.NULL;
+    }
+
+    /** Describes a device through a context the caller opened (and closes). */
+    public static RdmaDevice describeOpen(Arena arena, MemorySegment device, MemorySegment ctx) throws RdmaException {
+        String name = Verbs.deviceName(device);
+        long guid = Verbs.deviceGuid(device);
+        boolean iwarp = Verbs.transportType(device) == Rdma.IBV_TRANSPORT_IWARP();
+        String nodeType = Rdma.ibv_node_type_str(Verbs.nodeType(device)).reinterpret(64).getString(0);
+        MemorySegment attr = arena.allocate(ibv_device_attr.layout());
+        Verbs.queryDevice(ctx, attr, name);
+        DeviceCapabilities caps = capabilities(attr);
+        List<PortGid> allGids = gidTable(arena, ctx, name, caps.physPortCount());
+        List<Port> ports = new ArrayList<>();
+        MemorySegment portAttr = arena.allocate(ibv_port_attr.layout());
+        for (int p = 1; p <= caps.physPortCount(); p++) {
+            Verbs.queryPort(ctx, p, portAttr, name);
+            int portNumber = p;
+            List<Gid> gids = allGids.stream().filter(g -> g.port() == portNumber).map(PortGid::gid).toList();
+            if (gids.isEmpty()) {
+                gids = legacyGids(arena, ctx, p, ibv_port_attr.gid_tbl_len(portAttr));
+            }
+            LinkLayer link = LinkLayer.of(ibv_port_attr.link_layer(portAttr));
+            ports.add(new Port(p,
+                    PortState.of(ibv_port_attr.state(portAttr)),
+                    link,
+                    Port.classify(iwarp, link, gids),
+                    Short.toUnsignedInt(ibv_port_attr.lid(portAttr)),
+                    Port.mtuBytes(ibv_port_attr.active_mtu(portAttr)),
+                    Port.mtuBytes(ibv_port_attr.max_mtu(portAttr)),
+                    ibv_port_attr.gid_tbl_len(portAttr),
+                    gids));
+        }
+        Transport transport = ports.isEmpty() ? (iwarp ? Transport.IWARP : Transport.INFINIBAND)
+                : ports.getFirst().transport();
+        return new RdmaDevice(name, guid, nodeType, transport, caps, ports);
     }
 
     private static DeviceCapabilities capabilities(MemorySegment a) {

@@ -146,6 +146,67 @@ public final class Verbs {
         return Rdma.ibv_query_gid(context, (byte) port, index, gid);
     }
 
+    static NativeCall call(String name, MemorySegment address, FunctionDescriptor descriptor) {
+        return new NativeCall(name, address, descriptor);
+    }
+
+    /** The control-path verbs, linked with errno capture on first use. */
+    public static final class Calls {
+        private Calls() {}
+
+        public static final NativeCall ALLOC_PD = call("ibv_alloc_pd",
+                Rdma.ibv_alloc_pd$address(), Rdma.ibv_alloc_pd$descriptor());
+        public static final NativeCall DEALLOC_PD = call("ibv_dealloc_pd",
+                Rdma.ibv_dealloc_pd$address(), Rdma.ibv_dealloc_pd$descriptor());
+        public static final NativeCall REG_MR = call("ibv_reg_mr",
+                Rdma.ibv_reg_mr$address(), Rdma.ibv_reg_mr$descriptor());
+        public static final NativeCall DEREG_MR = call("ibv_dereg_mr",
+                Rdma.ibv_dereg_mr$address(), Rdma.ibv_dereg_mr$descriptor());
+        public static final NativeCall CREATE_COMP_CHANNEL = call("ibv_create_comp_channel",
+                Rdma.ibv_create_comp_channel$address(), Rdma.ibv_create_comp_channel$descriptor());
+        public static final NativeCall DESTROY_COMP_CHANNEL = call("ibv_destroy_comp_channel",
+                Rdma.ibv_destroy_comp_channel$address(), Rdma.ibv_destroy_comp_channel$descriptor());
+        public static final NativeCall CREATE_CQ = call("ibv_create_cq",
+                Rdma.ibv_create_cq$address(), Rdma.ibv_create_cq$descriptor());
+        public static final NativeCall DESTROY_CQ = call("ibv_destroy_cq",
+                Rdma.ibv_destroy_cq$address(), Rdma.ibv_destroy_cq$descriptor());
+        public static final NativeCall GET_CQ_EVENT = call("ibv_get_cq_event",
+                Rdma.ibv_get_cq_event$address(), Rdma.ibv_get_cq_event$descriptor());
+        public static final NativeCall CREATE_QP = call("ibv_create_qp",
+                Rdma.ibv_create_qp$address(), Rdma.ibv_create_qp$descriptor());
+        public static final NativeCall MODIFY_QP = call("ibv_modify_qp",
+                Rdma.ibv_modify_qp$address(), Rdma.ibv_modify_qp$descriptor());
+        public static final NativeCall QUERY_QP = call("ibv_query_qp",
+                Rdma.ibv_query_qp$address(), Rdma.ibv_query_qp$descriptor());
+        public static final NativeCall DESTROY_QP = call("ibv_destroy_qp",
+                Rdma.ibv_destroy_qp$address(), Rdma.ibv_destroy_qp$descriptor());
+        public static final NativeCall CREATE_SRQ = call("ibv_create_srq",
+                Rdma.ibv_create_srq$address(), Rdma.ibv_create_srq$descriptor());
+        public static final NativeCall MODIFY_SRQ = call("ibv_modify_srq",
+                Rdma.ibv_modify_srq$address(), Rdma.ibv_modify_srq$descriptor());
+        public static final NativeCall DESTROY_SRQ = call("ibv_destroy_srq",
+                Rdma.ibv_destroy_srq$address(), Rdma.ibv_destroy_srq$descriptor());
+        public static final NativeCall CREATE_AH = call("ibv_create_ah",
+                Rdma.ibv_create_ah$address(), Rdma.ibv_create_ah$descriptor());
+        public static final NativeCall DESTROY_AH = call("ibv_destroy_ah",
+                Rdma.ibv_destroy_ah$address(), Rdma.ibv_destroy_ah$descriptor());
+    }
+
+    private static final String[] WC_STATUS_TEXT = new String[32];
+
+    /** {@code ibv_wc_status_str}, cached: the strings are static in libibverbs. */
+    public static String wcStatusText(int status) {
+        if (status < 0 || status >= WC_STATUS_TEXT.length) {
+            return "unknown";
+        }
+        String s = WC_STATUS_TEXT[status];
+        if (s == null) {
+            s = Rdma.ibv_wc_status_str(status).reinterpret(128).getString(0);
+            WC_STATUS_TEXT[status] = s;
+        }
+        return s;
+    }
+
     /** Verbs that return 0 or an errno value (some return -1 and set errno; that shows as EPERM). */
     static void check(int rc, String verb, String what) throws RdmaException {
         if (rc != 0) {

@@ -1,0 +1,145 @@
+package org.rdmapanama;
+
+import org.rdmapanama.ffi.ibv_cq;
+import org.rdmapanama.internal.DataPath;
+import org.rdmapanama.internal.Errno;
+import org.rdmapanama.internal.Verbs;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+
+/**
+ * {@code struct ibv_cq}. {@link #poll} is the data path: one call through
+ * {@code context->ops.poll_cq} into a caller-owned {@link CompletionBatch},
+ * no allocation. Closing is refused while a queue pair still uses the CQ.
+ */
+public final class CompletionQueue extends NativeResource {
+    private final DeviceContext context;
+    private final CompletionChannel channel;
+    private final MemorySegment pollFn;
+    private final MemorySegment notifyFn;
+    private final int size;
+
+    private CompletionQueue(DeviceContext context, MemorySegment cq, CompletionChannel channel) {
+        super("CompletionQueue on " + context.device().name(), cq, ibv_cq.sizeof(), context);
+        this.context = context;
+        this.channel = channel;
+        this.pollFn = context.pollCqFn;
+        this.notifyFn = context.reqNotifyCqFn;
+        this.size = ibv_cq.cqe(handle());
+    }
+
+    static CompletionQueue create(DeviceContext context, int entries, CompletionChannel channel)
+            throws RdmaException {
+        MemorySegment ch = channel == null ? MemorySegment.NULL : channel.channel();
+        MemorySegment raw = Verbs.Calls.CREATE_CQ.pointer(context.device().name() + ", " + entries + " entries",
+                context.handle(), entries, MemorySegment.NULL, ch, 0);
+        CompletionQueue cq = new CompletionQueue(context, raw, channel);
+        if (channel != null) {
+            channel.addUser(cq);
+            channel.attach(cq);
+        }
+        return cq;
+    }
+
+    /** The number of entries the provider actually gave (at least what was asked). */
+    public int size() {
+        return size;
+    }
+
+    public DeviceContext context() {
+        return context;
+    }
+
+    long address() {
+        return handle().address();
+    }
+
+    MemorySegment cq() {
+        return handle();
+    }
+
+    /**
+     * {@code ibv_poll_cq}: moves up to {@code batch.capacity()} completions into
+     * {@code batch} and returns how many (0 when there are none).
+     */
+    public int poll(CompletionBatch batch) throws RdmaException {
+        int n;
+        try {
+            n = (int) DataPath.POLL_CQ.invokeExact(pollFn, handle(), batch.capacity(), batch.segment());
+        } catch (IllegalStateException e) {
+            throw translate(e);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+        if (n < 0) {
+            batch.filled(0);
+            throw new RdmaException("ibv_poll_cq", -n, "ibv_poll_cq on " + description() + " failed: "
+                    + Errno.describe(-n));
+        }
+        batch.filled(n);
+        return n;
+    }
+
+    /**
+     * {@code ibv_req_notify_cq}: arms the CQ so that the next completion (or
+     * the next solicited one) signals its {@link CompletionChannel}.
+     */
+    public void requestNotification(boolean solicitedOnly) throws RdmaException {
+        if (channel == null) {
+            throw new IllegalStateException(description() + " has no completion channel to notify");
+        }
+        int rc;
+        try {
+            rc = (int) DataPath.REQ_NOTIFY_CQ.invokeExact(notifyFn, handle(), solicitedOnly ? 1 : 0);
+        } catch (IllegalStateException e) {
+            throw translate(e);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+        if (rc != 0) {
+            throw new RdmaException("ibv_req_notify_cq", Math.abs(rc), "ibv_req_notify_cq on " + description()
+                    + " failed: " + Errno.describe(Math.abs(rc)));
+        }
+    }
+
+    /**
+     * Polls until at least one completion arrives or {@code timeout} passes,
+     * spinning; returns the count (0 on timeout). For event mode use
+     * {@link #requestNotification} and {@link CompletionChannel#await}.
+     */
+    public int pollUntil(CompletionBatch batch, Duration timeout) throws RdmaException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        int n;
+        while ((n = poll(batch)) == 0) {
+            if (System.nanoTime() - deadline > 0) {
+                return 0;
+            }
+            Thread.onSpinWait();
+        }
+        return n;
+    }
+
+    static RuntimeException unexpected(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            return r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException(t);
+    }
+
+    @Override
+    protected void destroy(MemorySegment raw) throws RdmaException {
+        Verbs.Calls.DESTROY_CQ.status(description(), raw);
+    }
+
+    @Override
+    protected void released() {
+        if (channel != null) {
+            channel.detach(this);
+            channel.removeUser(this);
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package org.rdmapanama;
+
+import org.rdmapanama.ffi.ibv_context;
+import org.rdmapanama.ffi.ibv_context_ops;
+import org.rdmapanama.internal.DeviceQuery;
+import org.rdmapanama.internal.Verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+/**
+ * An open device ({@code struct ibv_context}): the root that protection
+ * domains, completion channels and completion queues hang off. Thread-safe;
+ * closing it closes everything created from it, newest first.
+ */
+public final class DeviceContext extends NativeResource {
+    private final RdmaDevice device;
+    // The inline verbs' function pointers, read once (see internal.DataPath).
+    final MemorySegment pollCqFn;
+    final MemorySegment reqNotifyCqFn;
+    final MemorySegment postSendFn;
+    final MemorySegment postRecvFn;
+    final MemorySegment postSrqRecvFn;
+
+    private DeviceContext(MemorySegment ctx, RdmaDevice device) {
+        super("DeviceContext " + device.name(), ctx, ibv_context.sizeof(), null);
+        this.device = device;
+        MemorySegment ops = ibv_context.ops(handle());
+        this.pollCqFn = ibv_context_ops.poll_cq(ops);
+        this.reqNotifyCqFn = ibv_context_ops.req_notify_cq(ops);
+        this.postSendFn = ibv_context_ops.post_send(ops);
+        this.postRecvFn = ibv_context_ops.post_recv(ops);
+        this.postSrqRecvFn = ibv_context_ops.post_srq_recv(ops);
+    }
+
+    /**
+     * Opens the device called {@code name} ({@code ibv_open_device}).
+     *
+     * @throws RdmaException naming the device and listing those that exist, if there is no such device
+     */
+    public static DeviceContext open(String name) throws RdmaException {
+        try (Arena scratch = Arena.ofConfined()) {
+            MemorySegment count = scratch.allocate(JAVA_INT);
+            MemorySegment list = Verbs.getDeviceList(scratch, count);
+            MemorySegment ctx = MemorySegment.NULL;
+            try {
+                MemorySegment dev = list.equals(MemorySegment.NULL) ? MemorySegment.NULL
+                        : DeviceQuery.find(list, count.get(JAVA_INT, 0), name);
+                if (dev.equals(MemorySegment.NULL)) {
+                    throw new RdmaException("no RDMA device named '" + name + "'; " + describeAll());
+                }
+                ctx = Verbs.openDevice(scratch, dev, name);
+                RdmaDevice info = DeviceQuery.describeOpen(scratch, dev, ctx);
+                DeviceContext opened = new DeviceContext(ctx, info);
+                ctx = MemorySegment.NULL; // owned by `opened` from here on
+                return opened;
+            } finally {
+                if (!ctx.equals(MemorySegment.NULL)) {
+                    Verbs.closeDevice(ctx, name);
+                }
+                Verbs.freeDeviceList(list);
+            }
+        }
+    }
+
+    static String describeAll() {
+        try {
+            List<RdmaDevice> all = RdmaDevices.list();
+            return all.isEmpty() ? "there are no RDMA devices"
+                    : "devices: " + all.stream().map(d -> d.name() + " (" + d.transport().displayName() + ")")
+                    .collect(Collectors.joining(", "));
+        } catch (RdmaException e) {
+            return "listing devices failed too: " + e.getMessage();
+        }
+    }
+
+    /** The device as it was when opened: name, transport, limits, ports, GIDs. */
+    public RdmaDevice device() {
+        return device;
+    }
+
+    public Transport transport() {
+        return device.transport();
+    }
+
+    public DeviceCapabilities capabilities() {
+        return device.capabilities();
+    }
+
+    /** {@code ibv_alloc_pd}. */
+    public ProtectionDomain allocateProtectionDomain() throws RdmaException {
+        checkOpen();
+        return new ProtectionDomain(this, Verbs.Calls.ALLOC_PD.pointer(device.name(), handle()));
+    }
+
+    /** {@code ibv_create_comp_channel}, for event-driven completion handling. */
+    public CompletionChannel createCompletionChannel() throws RdmaException {
+        checkOpen();
+        return new CompletionChannel(this, Verbs.Calls.CREATE_COMP_CHANNEL.pointer(device.name(), handle()));
+    }
+
+    /** {@code ibv_create_cq} with room for at least {@code entries} completions, polled only. */
+    public CompletionQueue createCompletionQueue(int entries) throws RdmaException {
+        return createCompletionQueue(entries, null);
+    }
+
+    /**
+     * {@code ibv_create_cq}; with a channel, {@link CompletionQueue#requestNotification} and
+     * {@link CompletionChannel#await} wait for completions instead of spinning.
+     */
+    public CompletionQueue createCompletionQueue(int entries, CompletionChannel channel) throws RdmaException {
+        checkOpen();
+        int max = device.capabilities().maxCqe();
+        if (entries < 1 || entries > max) {
+            throw new IllegalArgumentException("CQ size " + entries + " out of range: " + device.name()
+                    + " allows 1.." + max + " entries (max_cqe)");
+        }
+        return CompletionQueue.create(this, entries, channel);
+    }
+
+    @Override
+    protected void destroy(MemorySegment raw) throws RdmaException {
+        Verbs.closeDevice(raw, device.name());
+    }
+}

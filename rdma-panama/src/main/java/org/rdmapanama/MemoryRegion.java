@@ -1,0 +1,123 @@
+package org.rdmapanama;
+
+import org.rdmapanama.ffi.ibv_mr;
+import org.rdmapanama.internal.Verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Set;
+
+/**
+ * {@code struct ibv_mr}: memory the device may access, zero-copy. Either the
+ * caller's native segment ({@link ProtectionDomain#register}) or memory this
+ * region allocated and owns ({@link ProtectionDomain#allocate}); in the latter
+ * case {@link #segment()} becomes unusable when the region is closed.
+ */
+public final class MemoryRegion extends NativeResource {
+    /** Registered buffers start on a page, which the HCA's translation tables like. */
+    static final long PAGE_SIZE = 4096;
+
+    private final MemorySegment segment;
+    private final Arena ownedMemory; // null when the caller owns the memory
+    private final int lkey;
+    private final int rkey;
+    private final Set<Access> access;
+
+    private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment, Arena ownedMemory,
+                         Set<Access> access) {
+        super("MemoryRegion of " + segment.byteSize() + " bytes on " + pd.context().device().name(),
+                mr, ibv_mr.sizeof(), pd);
+        this.segment = segment;
+        this.ownedMemory = ownedMemory;
+        this.lkey = ibv_mr.lkey(handle());
+        this.rkey = ibv_mr.rkey(handle());
+        this.access = Set.copyOf(access);
+    }
+
+    static MemoryRegion register(ProtectionDomain pd, MemorySegment memory, Set<Access> access)
+            throws RdmaException {
+        return new MemoryRegion(pd, registerRaw(pd, memory, access), memory, null, access);
+    }
+
+    static MemoryRegion allocate(ProtectionDomain pd, long size, Set<Access> access) throws RdmaException {
+        if (size <= 0) {
+            throw new IllegalArgumentException("memory region size must be positive, got " + size);
+        }
+        Arena memory = Arena.ofShared();
+        boolean ok = false;
+        try {
+            MemorySegment buffer = memory.allocate(size, PAGE_SIZE);
+            MemoryRegion region = new MemoryRegion(pd, registerRaw(pd, buffer, access), buffer, memory, access);
+            ok = true;
+            return region;
+        } finally {
+            if (!ok) {
+                memory.close();
+            }
+        }
+    }
+
+    private static MemorySegment registerRaw(ProtectionDomain pd, MemorySegment memory, Set<Access> access)
+            throws RdmaException {
+        if (!memory.isNative()) {
+            throw new IllegalArgumentException("only native memory can be registered; got a heap segment "
+                    + "(allocate with an Arena, or use ProtectionDomain.allocate)");
+        }
+        if (memory.byteSize() == 0) {
+            throw new IllegalArgumentException("cannot register an empty segment");
+        }
+        long max = pd.context().capabilities().maxMrSize();
+        if (max > 0 && Long.compareUnsigned(memory.byteSize(), max) > 0) {
+            throw new IllegalArgumentException("cannot register " + memory.byteSize() + " bytes: "
+                    + pd.context().device().name() + " allows at most " + max + " (max_mr_size)");
+        }
+        return Verbs.Calls.REG_MR.pointer(
+                pd.context().device().name() + ", " + memory.byteSize() + " bytes, access " + access,
+                pd.pd(), memory, memory.byteSize(), Access.mask(access));
+    }
+
+    /** The registered memory. */
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    /** Local key: goes into scatter/gather entries. */
+    public int lkey() {
+        return lkey;
+    }
+
+    /** Remote key: what a peer needs, with {@link #address()}, to RDMA Read/Write/atomic here. */
+    public int rkey() {
+        return rkey;
+    }
+
+    /** The virtual address of the first byte, as a peer addresses it. */
+    public long address() {
+        return segment.address();
+    }
+
+    public long length() {
+        return segment.byteSize();
+    }
+
+    public Set<Access> access() {
+        return access;
+    }
+
+    /** What a peer needs to access this region: address, rkey and length. */
+    public RemoteBuffer remote() {
+        return new RemoteBuffer(address(), rkey, segment.byteSize());
+    }
+
+    @Override
+    protected void destroy(MemorySegment raw) throws RdmaException {
+        Verbs.Calls.DEREG_MR.status(description(), raw);
+    }
+
+    @Override
+    protected void released() {
+        if (ownedMemory != null) {
+            ownedMemory.close();
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package org.rdmapanama;
+
+import org.rdmapanama.ffi.ibv_srq;
+import org.rdmapanama.ffi.ibv_srq_attr;
+import org.rdmapanama.ffi.ibv_srq_init_attr;
+import org.rdmapanama.internal.DataPath;
+import org.rdmapanama.internal.Errno;
+import org.rdmapanama.internal.Verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+/**
+ * {@code struct ibv_srq}: one pool of receive buffers for many queue pairs.
+ * Closing is refused while a QP still uses it.
+ */
+public final class SharedReceiveQueue extends NativeResource {
+    private final DeviceContext context;
+    private final int maxSge;
+    private final MemorySegment postFn;
+    private final MemorySegment badWr;
+
+    private SharedReceiveQueue(ProtectionDomain pd, MemorySegment srq, int maxSge) {
+        super("SharedReceiveQueue on " + pd.context().device().name(), srq, ibv_srq.sizeof(), pd);
+        this.context = pd.context();
+        this.maxSge = maxSge;
+        this.postFn = context.postSrqRecvFn;
+        this.badWr = arena().allocate(ADDRESS);
+    }
+
+    static SharedReceiveQueue create(ProtectionDomain pd, int maxWr, int maxSge) throws RdmaException {
+        DeviceCapabilities caps = pd.context().capabilities();
+        String dev = pd.context().device().name();
+        if (caps.maxSrq() == 0) {
+            throw new TransportCapabilityException(dev + " has no shared receive queues (max_srq 0)");
+        }
+        if (maxWr < 1 || maxWr > caps.maxSrqWr()) {
+            throw new IllegalArgumentException("SRQ depth " + maxWr + " out of range: " + dev + " allows 1.."
+                    + caps.maxSrqWr() + " (max_srq_wr)");
+        }
+        if (maxSge < 1 || maxSge > caps.maxSrqSge()) {
+            throw new IllegalArgumentException("SRQ SGEs " + maxSge + " out of range: " + dev + " allows 1.."
+                    + caps.maxSrqSge() + " (max_srq_sge)");
+        }
+        try (Arena scratch = Arena.ofConfined()) {
+            MemorySegment init = scratch.allocate(ibv_srq_init_attr.layout());
+            MemorySegment attr = ibv_srq_init_attr.attr(init);
+            ibv_srq_attr.max_wr(attr, maxWr);
+            ibv_srq_attr.max_sge(attr, maxSge);
+            MemorySegment srq = Verbs.Calls.CREATE_SRQ.pointer(dev + ", " + maxWr + "x" + maxSge, pd.pd(), init);
+            return new SharedReceiveQueue(pd, srq, maxSge);
+        }
+    }
+
+    MemorySegment srq() {
+        return handle();
+    }
+
+    public ReceiveRequest newReceiveRequest(int chainLength, int sgePerWr) {
+        checkOpen();
+        if (sgePerWr > maxSge) {
+            throw new IllegalArgumentException("SGEs per WR " + sgePerWr + " exceed the SRQ's " + maxSge);
+        }
+        return new ReceiveRequest(context, chainLength, sgePerWr, description());
+    }
+
+    /** {@code ibv_post_srq_recv}. */
+    public void postRecv(ReceiveRequest request) throws RdmaException {
+        if (request.context != context) {
+            throw new IllegalArgumentException("this ReceiveRequest was built for another device");
+        }
+        int rc;
+        try {
+            rc = (int) DataPath.POST.invokeExact(postFn, handle(), request.first(), badWr);
+        } catch (IllegalStateException e) {
+            throw translate(e);
+        } catch (Throwable t) {
+            throw CompletionQueue.unexpected(t);
+        }
+        if (rc != 0) {
+            throw new RdmaException("ibv_post_srq_recv", Math.abs(rc), "ibv_post_srq_recv on " + description()
+                    + " failed: " + Errno.describe(Math.abs(rc)));
+        }
+    }
+
+    @Override
+    protected void destroy(MemorySegment raw) throws RdmaException {
+        Verbs.Calls.DESTROY_SRQ.status(description(), raw);
+    }
+}

@@ -1,0 +1,50 @@
+package org.rdmapanama.internal;
+
+import org.rdmapanama.ProtectionDomain;
+import org.rdmapanama.QueuePair;
+import org.rdmapanama.QueuePairConfig;
+import org.rdmapanama.RdmaException;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Lets the connection layer ({@code org.rdmapanama.cm}) reach the few
+ * package-private parts of the verbs objects it needs, without making them
+ * public API: the JDK's SharedSecrets pattern.
+ */
+public final class Bridge {
+    private Bridge() {}
+
+    /** Implemented in {@code org.rdmapanama}; registered from a static initializer there. */
+    public interface Verbs {
+        MemorySegment pdHandle(ProtectionDomain pd);
+
+        /** Fills a {@code struct ibv_qp_init_attr} from {@code config}, validating it against the device. */
+        void fillQpInitAttr(MemorySegment attr, ProtectionDomain pd, QueuePairConfig config);
+
+        /** Wraps a QP that rdma_create_qp made; {@code destroyer} frees it (rdma_destroy_qp). */
+        QueuePair adoptQueuePair(ProtectionDomain pd, MemorySegment qp, QueuePairConfig config,
+                                 MemorySegment initAttr, Destroyer destroyer);
+    }
+
+    public interface Destroyer {
+        void destroy(MemorySegment qp) throws RdmaException;
+    }
+
+    private static volatile Verbs verbs;
+
+    public static void register(Verbs implementation) {
+        verbs = implementation;
+    }
+
+    public static Verbs verbs() {
+        if (verbs == null) {
+            try {
+                Class.forName(QueuePair.class.getName(), true, QueuePair.class.getClassLoader());
+            } catch (ClassNotFoundException e) {
+                throw new AssertionError(e);
+            }
+        }
+        return verbs;
+    }
+}

@@ -1,0 +1,76 @@
+package org.rdmapanama.internal;
+
+import org.rdmapanama.RdmaException;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.util.Arrays;
+
+/**
+ * One control-path C function linked with errno capture, and the two ways
+ * rdma-core reports failure: a NULL pointer, or a non-zero int (the errno
+ * value itself, or -1 with errno set). Boxing in {@code invokeWithArguments}
+ * is fine here: none of these is on the data path.
+ */
+public final class NativeCall {
+    private final String name;
+    private final MethodHandle handle;
+
+    public NativeCall(String name, MemorySegment address, FunctionDescriptor descriptor) {
+        this.name = name;
+        this.handle = Verbs.linkWithErrno(address, descriptor);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** Calls a function returning a pointer; NULL is a failure described by errno. */
+    public MemorySegment pointer(String what, Object... args) throws RdmaException {
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment state = call.allocate(Verbs.CALL_STATE);
+            MemorySegment result = (MemorySegment) invoke(state, args);
+            if (result.equals(MemorySegment.NULL)) {
+                throw Verbs.failure(name, what, Verbs.errno(state));
+            }
+            return result;
+        }
+    }
+
+    /** Calls a function returning int; non-zero is a failure (the value, or errno when it is -1). */
+    public int status(String what, Object... args) throws RdmaException {
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment state = call.allocate(Verbs.CALL_STATE);
+            int rc = (int) invoke(state, args);
+            if (rc != 0) {
+                int errno = rc == -1 ? Verbs.errno(state) : Math.abs(rc);
+                throw Verbs.failure(name, what, errno == 0 ? Math.abs(rc) : errno);
+            }
+            return rc;
+        }
+    }
+
+    /** Calls a function returning int and hands back -errno instead of throwing (for expected failures). */
+    public int statusOrErrno(Object... args) {
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment state = call.allocate(Verbs.CALL_STATE);
+            int rc = (int) invoke(state, args);
+            return rc == 0 ? 0 : -(rc == -1 ? Verbs.errno(state) : Math.abs(rc));
+        }
+    }
+
+    private Object invoke(MemorySegment state, Object[] args) {
+        Object[] all = new Object[args.length + 1];
+        all[0] = state;
+        System.arraycopy(args, 0, all, 1, args.length);
+        try {
+            return handle.invokeWithArguments(all);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(name + Arrays.toString(args) + ": unexpected exception", t);
+        }
+    }
+}

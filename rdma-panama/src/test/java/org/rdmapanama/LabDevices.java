@@ -1,0 +1,27 @@
+package org.rdmapanama;
+
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/** Names the lab's devices; device tests skip (never pass silently) where they are missing. */
+final class LabDevices {
+    private LabDevices() {}
+
+    static final String ROCE = Optional.ofNullable(System.getenv("RDMA_TEST_ROCE_DEVICE")).orElse("rxe0");
+    static final String IWARP = Optional.ofNullable(System.getenv("RDMA_TEST_IWARP_DEVICE")).orElse("siw0");
+
+    static DeviceContext open(String name) throws RdmaException {
+        boolean present = RdmaDevices.list().stream().anyMatch(d -> d.name().equals(name));
+        assumeTrue(present, name + " is not present");
+        return DeviceContext.open(name);
+    }
+
+    /** The RoCEv2 IPv4 GID of port 1, as the runtime's GID auto-selection would pick it. */
+    static int roceV2Ipv4GidIndex(DeviceContext ctx) {
+        return ctx.device().port(1).gids().stream()
+                .filter(g -> g.type() == GidType.ROCE_V2 && g.isIpv4())
+                .findFirst().orElseThrow(() -> new AssertionError("no RoCEv2 IPv4 GID on " + ctx.device()))
+                .index();
+    }
+}
