@@ -1,6 +1,5 @@
 package org.rdmapanama;
 
-import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -62,11 +61,45 @@ public record Gid(int index, byte[] raw, GidType type, int ifindex) {
         return sb.toString();
     }
 
+    /** The usual text form: {@code ::ffff:10.77.0.1}, or compressed IPv6 such as {@code fe80::1}. */
+    public String text() {
+        if (isIpv4()) {
+            return "::ffff:" + address().getHostAddress();
+        }
+        int[] groups = new int[8];
+        for (int i = 0; i < 8; i++) {
+            groups[i] = ((raw[2 * i] & 0xff) << 8) | (raw[2 * i + 1] & 0xff);
+        }
+        int bestStart = -1, bestLen = 1; // RFC 5952: compress the longest run of 2+ zero groups
+        for (int i = 0; i < 8; ) {
+            int j = i;
+            while (j < 8 && groups[j] == 0) {
+                j++;
+            }
+            if (j - i > bestLen) {
+                bestStart = i;
+                bestLen = j - i;
+            }
+            i = j == i ? i + 1 : j;
+        }
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            if (i == bestStart) {
+                sb.append("::");
+                i += bestLen - 1;
+                continue;
+            }
+            if (sb.length() > 0 && sb.charAt(sb.length() - 1) != ':') {
+                sb.append(':');
+            }
+            sb.append(Integer.toHexString(groups[i]));
+        }
+        return sb.toString();
+    }
+
     @Override
     public String toString() {
-        InetAddress a = address();
-        String text = a instanceof Inet4Address ? "::ffff:" + a.getHostAddress() : a.getHostAddress();
-        return "gid[" + index + "] " + text + " " + type;
+        return "gid[" + index + "] " + text() + " " + type;
     }
 
     @Override

@@ -119,12 +119,24 @@ public abstract class NativeResource implements AutoCloseable {
             toClose = new ArrayList<>(children); // newest first
         }
         RdmaException failure = null;
-        for (NativeResource child : toClose) {
-            try {
-                child.close();
-            } catch (RdmaException e) {
-                failure = failure == null ? e : failure;
+        // Newest first, but a child still used by a sibling's descendant (a CQ
+        // used by a QP of a PD) waits for a later pass, after that user closed.
+        while (!toClose.isEmpty()) {
+            List<NativeResource> refused = new ArrayList<>();
+            for (NativeResource child : toClose) {
+                try {
+                    child.close();
+                } catch (RdmaException e) {
+                    failure = failure == null ? e : failure;
+                } catch (IllegalStateException stillUsed) {
+                    refused.add(child);
+                }
             }
+            if (refused.size() == toClose.size()) {
+                throw new IllegalStateException(description + " cannot close " + refused.getFirst().description
+                        + ": it is still used by a resource of another owner");
+            }
+            toClose = refused;
         }
         synchronized (this) {
             if (closed) {

@@ -68,6 +68,11 @@ class DeviceDiscoveryTest {
     @Test
     void gidTablesMatchIbvDevinfo() throws Exception {
         for (RdmaDevice d : devices) {
+            if (d.transport() == Transport.IWARP) {
+                // ibv_devinfo prints no GID table for iWARP ports; ours holds the
+                // MAC-derived GID the provider reports, which iWARP does not route by.
+                continue;
+            }
             for (Port p : d.ports()) {
                 Map<Integer, String> nativeGids = devinfo.get(d.name()).ports().get(p.number() - 1).gids();
                 Map<Integer, String> javaGids = new LinkedHashMap<>();

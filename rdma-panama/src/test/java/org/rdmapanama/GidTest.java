@@ -30,6 +30,16 @@ class GidTest {
         assertFalse(g.isIpv4());
         assertEquals("fe80:0000:0000:0000:5054:00ff:fe12:3456", g.hex());
         assertEquals("fe80:0:0:0:5054:ff:fe12:3456", g.address().getHostAddress());
+        assertEquals("fe80::5054:ff:fe12:3456", g.text());
+        byte[] one = new byte[16];
+        one[15] = 1;
+        assertEquals("::1", new Gid(0, one, GidType.IB, 0).text());
+        byte[] mid = new byte[16];
+        mid[0] = 0x20;
+        mid[1] = 0x01;
+        mid[15] = 5;
+        mid[7] = 3;
+        assertEquals("2001:0:0:3::5", new Gid(0, mid, GidType.IB, 0).text());
     }
 
     @Test

@@ -65,9 +65,7 @@ final class DevicesCommand {
                 out.println("    (no valid GID)");
             }
             for (Gid g : p.gids()) {
-                out.printf("    gid[%d]  %s  %-24s %s%n", g.index(), g.hex(),
-                        g.isIpv4() ? "::ffff:" + g.address().getHostAddress() : g.address().getHostAddress(),
-                        g.type());
+                out.printf("    gid[%d]  %s  %-24s %s%n", g.index(), g.hex(), g.text(), g.type());
             }
         }
     }
