@@ -67,6 +67,29 @@ public final class DeviceContext extends NativeResource {
         }
     }
 
+    /**
+     * Opens what the configuration (system properties, environment, config
+     * file: see {@link RdmaConfig}) selects.
+     */
+    public static DeviceContext open(RdmaConfig config) throws RdmaException {
+        Selection selection = Selection.select(config, RdmaDevices.list());
+        DeviceContext ctx = open(selection.device().name());
+        ctx.selection = selection;
+        return ctx;
+    }
+
+    /** The port and GID picked when opened from a configuration; for {@link #open(String)}, the first active port. */
+    public Selection selection() throws NoSuchDeviceException {
+        Selection s = selection;
+        if (s == null) {
+            s = Selection.select(RdmaConfig.any().withDevice(device.name()), java.util.List.of(device));
+            selection = s;
+        }
+        return s;
+    }
+
+    private volatile Selection selection;
+
     static String describeAll() {
         try {
             List<RdmaDevice> all = RdmaDevices.list();

@@ -1,0 +1,103 @@
+package org.rdmapanama;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The device, port and GID a configuration picked. {@code gidIndex} is -1
+ * when packets need no GRH (InfiniBand within a subnet: LID addressing).
+ */
+public record Selection(RdmaDevice device, Port port, Transport transport, int gidIndex, Gid gid) {
+
+    /** True when the peer is addressed by LID (InfiniBand), false when by GID (RoCE). */
+    public boolean usesLid() {
+        return transport == Transport.INFINIBAND;
+    }
+
+    /**
+     * Picks the device, port and GID that {@code config} asks for among {@code devices}.
+     *
+     * @throws NoSuchDeviceException naming what was asked, every device that exists with its
+     *                               transport, and why each was rejected
+     */
+    public static Selection select(RdmaConfig config, List<RdmaDevice> devices) throws NoSuchDeviceException {
+        List<String> rejected = new ArrayList<>();
+        for (RdmaDevice d : devices) {
+            if (config.device().isPresent() && !config.device().get().equals(d.name())) {
+                rejected.add(d.name() + " (" + d.transport().displayName() + "): not the device asked for");
+                continue;
+            }
+            List<Port> candidates = config.port().isPresent()
+                    ? d.ports().stream().filter(p -> p.number() == config.port().get()).toList()
+                    : d.ports();
+            if (candidates.isEmpty()) {
+                rejected.add(d.name() + " (" + d.transport().displayName() + "): has no port " + config.port().get()
+                        + " (ports 1.." + d.ports().size() + ")");
+                continue;
+            }
+            String why = null;
+            for (Port p : candidates) {
+                if (config.transport().isPresent() && !supports(p, config.transport().get())) {
+                    why = "port " + p.number() + " is " + p.transport().displayName() + ", not "
+                            + config.transport().get().displayName();
+                    continue;
+                }
+                if (p.state() != PortState.ACTIVE) {
+                    why = "port " + p.number() + " is " + p.state() + ", not ACTIVE";
+                    continue;
+                }
+                Transport t = config.transport().orElse(p.transport());
+                Optional<Gid> gid;
+                try {
+                    gid = pickGid(p, t, config.gid());
+                } catch (IllegalArgumentException e) {
+                    why = e.getMessage();
+                    continue;
+                }
+                return new Selection(d, p, t, gid.map(Gid::index).orElse(-1), gid.orElse(null));
+            }
+            rejected.add(d.name() + " (" + d.transport().displayName() + "): " + why);
+        }
+        String asked = config.toString() + (config.origins().isEmpty() ? "" : " " + config.origins().values());
+        throw new NoSuchDeviceException("no RDMA device matches " + asked + "; "
+                + (devices.isEmpty() ? "there are no RDMA devices" : "devices: " + String.join("; ", rejected)));
+    }
+
+    /** A RoCE port with both GID types serves RoCEv1 too. */
+    private static boolean supports(Port p, Transport t) {
+        if (p.transport() == t) {
+            return true;
+        }
+        return t == Transport.ROCE_V1 && p.transport() == Transport.ROCE_V2
+                && p.gids().stream().anyMatch(g -> g.type() == GidType.ROCE_V1);
+    }
+
+    private static Optional<Gid> pickGid(Port p, Transport t, String spec) {
+        if (!spec.startsWith("auto")) {
+            int index = Integer.parseInt(spec);
+            return Optional.of(p.gids().stream().filter(g -> g.index() == index).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("port " + p.number() + " has no valid GID at index "
+                            + index + " (valid: " + p.gids().stream().map(g -> g.index() + " " + g.type()).toList() + ")")));
+        }
+        return switch (t) {
+            // LID addressing within a subnet: no GRH, so no GID.
+            case INFINIBAND -> Optional.empty();
+            // iWARP routes by IP through rdma_cm; the GID is informational.
+            case IWARP -> p.gids().stream().findFirst();
+            case ROCE_V2, ROCE_V1 -> {
+                GidType type = t == Transport.ROCE_V2 ? GidType.ROCE_V2 : GidType.ROCE_V1;
+                boolean ipv6First = spec.equals("auto-ipv6");
+                Optional<Gid> preferred = p.gids().stream()
+                        .filter(g -> g.type() == type && g.isIpv4() != ipv6First).findFirst();
+                Optional<Gid> other = p.gids().stream().filter(g -> g.type() == type).findFirst();
+                Optional<Gid> chosen = preferred.or(() -> other);
+                if (chosen.isEmpty()) {
+                    throw new IllegalArgumentException("port " + p.number() + " has no " + type + " GID (it has "
+                            + p.gids().stream().map(g -> g.index() + " " + g.type()).toList() + ")");
+                }
+                yield chosen;
+            }
+        };
+    }
+}
