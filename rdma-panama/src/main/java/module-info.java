@@ -8,4 +8,5 @@ module org.rdmapanama {
     requires org.slf4j;
 
     exports org.rdmapanama;
+    exports org.rdmapanama.cm;
 }

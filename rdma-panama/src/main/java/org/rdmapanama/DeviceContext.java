@@ -26,9 +26,12 @@ public final class DeviceContext extends NativeResource {
     final MemorySegment postRecvFn;
     final MemorySegment postSrqRecvFn;
 
-    private DeviceContext(MemorySegment ctx, RdmaDevice device) {
+    private final boolean owned;
+
+    private DeviceContext(MemorySegment ctx, RdmaDevice device, boolean owned) {
         super("DeviceContext " + device.name(), ctx, ibv_context.sizeof(), null);
         this.device = device;
+        this.owned = owned;
         MemorySegment ops = ibv_context.ops(handle());
         this.pollCqFn = ibv_context_ops.poll_cq(ops);
         this.reqNotifyCqFn = ibv_context_ops.req_notify_cq(ops);
@@ -55,7 +58,7 @@ public final class DeviceContext extends NativeResource {
                 }
                 ctx = Verbs.openDevice(scratch, dev, name);
                 RdmaDevice info = DeviceQuery.describeOpen(scratch, dev, ctx);
-                DeviceContext opened = new DeviceContext(ctx, info);
+                DeviceContext opened = new DeviceContext(ctx, info, true);
                 ctx = MemorySegment.NULL; // owned by `opened` from here on
                 return opened;
             } finally {
@@ -145,8 +148,22 @@ public final class DeviceContext extends NativeResource {
         return CompletionQueue.create(this, entries, channel);
     }
 
+    /**
+     * Wraps a context librdmacm opened and owns (a cm_id's {@code verbs}):
+     * closing the wrapper closes what was created on it, not the context.
+     */
+    static DeviceContext borrow(MemorySegment ctx) throws RdmaException {
+        try (Arena scratch = Arena.ofConfined()) {
+            MemorySegment c = ctx.reinterpret(ibv_context.sizeof());
+            RdmaDevice info = DeviceQuery.describeOpen(scratch, ibv_context.device(c), c);
+            return new DeviceContext(ctx, info, false);
+        }
+    }
+
     @Override
     protected void destroy(MemorySegment raw) throws RdmaException {
-        Verbs.closeDevice(raw, device.name());
+        if (owned) {
+            Verbs.closeDevice(raw, device.name());
+        }
     }
 }

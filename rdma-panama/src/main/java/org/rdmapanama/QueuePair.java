@@ -399,6 +399,11 @@ public final class QueuePair extends NativeResource {
         }
 
         @Override
+        public DeviceContext borrowContext(MemorySegment ibvContext) throws RdmaException {
+            return DeviceContext.borrow(ibvContext);
+        }
+
+        @Override
         public void fillQpInitAttr(MemorySegment attr, ProtectionDomain pd, QueuePairConfig config) {
             fillInitAttr(attr, pd, config);
         }

@@ -19,6 +19,9 @@ public final class Bridge {
     public interface Verbs {
         MemorySegment pdHandle(ProtectionDomain pd);
 
+        /** A context librdmacm owns, wrapped without taking ownership. */
+        org.rdmapanama.DeviceContext borrowContext(MemorySegment ibvContext) throws RdmaException;
+
         /** Fills a {@code struct ibv_qp_init_attr} from {@code config}, validating it against the device. */
         void fillQpInitAttr(MemorySegment attr, ProtectionDomain pd, QueuePairConfig config);
 

@@ -1,0 +1,22 @@
+package org.rdmapanama.cm;
+
+import org.rdmapanama.RdmaException;
+
+/**
+ * Connection setup or a connection failed: an error event (ADDR_ERROR,
+ * ROUTE_ERROR, UNREACHABLE, REJECTED, CONNECT_ERROR, DEVICE_REMOVAL), an
+ * unexpected one, or a timeout.
+ */
+public final class CmException extends RdmaException {
+    private final CmEventType event;
+
+    CmException(String message, CmEventType event, int status) {
+        super(event == null ? "rdma_get_cm_event" : event.cName(), Math.abs(status), message);
+        this.event = event;
+    }
+
+    /** The event that ended the wait, or null for a timeout. */
+    public CmEventType event() {
+        return event;
+    }
+}

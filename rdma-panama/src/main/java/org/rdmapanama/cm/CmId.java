@@ -1,0 +1,75 @@
+package org.rdmapanama.cm;
+
+import org.rdmapanama.NativeResource;
+import org.rdmapanama.RdmaException;
+import org.rdmapanama.ffi.Rdma;
+import org.rdmapanama.ffi.rdma_cm_id;
+import org.rdmapanama.ffi.sockaddr_in;
+import org.rdmapanama.ffi.sockaddr_in6;
+import org.rdmapanama.internal.Cm;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+
+/** {@code struct rdma_cm_id}, destroyed with {@code rdma_destroy_id}. */
+final class CmId extends NativeResource {
+    CmId(String description, MemorySegment id) {
+        super(description, id, rdma_cm_id.sizeof(), null);
+    }
+
+    static CmId create(EventChannel channel, String description) throws RdmaException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(ADDRESS);
+            Cm.CREATE_ID.status(description, channel.channel(), out, MemorySegment.NULL, Rdma.RDMA_PS_TCP());
+            return new CmId(description, out.get(ADDRESS, 0));
+        }
+    }
+
+    MemorySegment id() {
+        return handle();
+    }
+
+    MemorySegment verbs() {
+        return rdma_cm_id.verbs(handle());
+    }
+
+    int portNumber() {
+        return Byte.toUnsignedInt(rdma_cm_id.port_num(handle()));
+    }
+
+    /** A {@code struct sockaddr_in} or {@code sockaddr_in6} for {@code address}, in {@code arena}. */
+    static MemorySegment sockaddr(Arena arena, InetSocketAddress address) {
+        InetAddress ip = address.getAddress();
+        if (ip == null) {
+            throw new IllegalArgumentException("unresolved address " + address);
+        }
+        short port = Short.reverseBytes((short) address.getPort()); // network order
+        if (ip instanceof Inet4Address) {
+            MemorySegment sa = arena.allocate(sockaddr_in.layout());
+            sockaddr_in.sin_family(sa, (short) Rdma.AF_INET());
+            sockaddr_in.sin_port(sa, port);
+            sockaddr_in.sin_addr(sa).copyFrom(MemorySegment.ofArray(ip.getAddress()));
+            return sa;
+        }
+        MemorySegment sa = arena.allocate(sockaddr_in6.layout());
+        sockaddr_in6.sin6_family(sa, (short) Rdma.AF_INET6());
+        sockaddr_in6.sin6_port(sa, port);
+        sockaddr_in6.sin6_addr(sa).copyFrom(MemorySegment.ofArray(ip.getAddress()));
+        return sa;
+    }
+
+    static byte[] bytes(MemorySegment s) {
+        return s.toArray(JAVA_BYTE);
+    }
+
+    @Override
+    protected void destroy(MemorySegment raw) throws RdmaException {
+        Cm.DESTROY_ID.status(description(), raw);
+    }
+}

@@ -1,0 +1,56 @@
+package org.rdmapanama.cm;
+
+/**
+ * The queue pair and connection parameters of an {@link RdmaConnection}.
+ *
+ * @param sendDepth          send queue depth
+ * @param recvDepth          receive queue depth
+ * @param sendSge            SGEs per send WR
+ * @param recvSge            SGEs per receive WR
+ * @param inlineData         inline bytes per send
+ * @param cqSize             completion queue size (shared by sends and receives)
+ * @param rdmaReadDepth      outstanding RDMA Reads/atomics in each direction (responder_resources, initiator_depth)
+ * @param retryCount         transport retries before an error completion (0..7)
+ * @param rnrRetryCount      receiver-not-ready retries (0..7; 7 means forever)
+ */
+public record ConnectionOptions(int sendDepth, int recvDepth, int sendSge, int recvSge, int inlineData,
+                                int cqSize, int rdmaReadDepth, int retryCount, int rnrRetryCount) {
+    public ConnectionOptions {
+        check("sendDepth", sendDepth, 1, Integer.MAX_VALUE);
+        check("recvDepth", recvDepth, 1, Integer.MAX_VALUE);
+        check("sendSge", sendSge, 1, 1024);
+        check("recvSge", recvSge, 1, 1024);
+        check("inlineData", inlineData, 0, 1 << 20);
+        check("cqSize", cqSize, 1, Integer.MAX_VALUE);
+        check("rdmaReadDepth", rdmaReadDepth, 0, 255);
+        check("retryCount", retryCount, 0, 7);
+        check("rnrRetryCount", rnrRetryCount, 0, 7);
+    }
+
+    private static void check(String name, int v, int min, int max) {
+        if (v < min || v > max) {
+            throw new IllegalArgumentException(name + " must be " + min + ".." + max + ", got " + v);
+        }
+    }
+
+    public static ConnectionOptions defaults() {
+        return new ConnectionOptions(64, 64, 1, 1, 0, 256, 1, 7, 7);
+    }
+
+    public ConnectionOptions withDepth(int send, int recv) {
+        return new ConnectionOptions(send, recv, sendSge, recvSge, inlineData, Math.max(cqSize, send + recv),
+                rdmaReadDepth, retryCount, rnrRetryCount);
+    }
+
+    public ConnectionOptions withSge(int send, int recv) {
+        return new ConnectionOptions(sendDepth, recvDepth, send, recv, inlineData, cqSize, rdmaReadDepth, retryCount, rnrRetryCount);
+    }
+
+    public ConnectionOptions withInline(int bytes) {
+        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, bytes, cqSize, rdmaReadDepth, retryCount, rnrRetryCount);
+    }
+
+    public ConnectionOptions withRnrRetry(int count) {
+        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, rdmaReadDepth, retryCount, count);
+    }
+}

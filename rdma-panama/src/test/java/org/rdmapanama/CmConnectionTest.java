@@ -1,0 +1,175 @@
+package org.rdmapanama;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.rdmapanama.cm.CmEventType;
+import org.rdmapanama.cm.CmException;
+import org.rdmapanama.cm.ConnectionOptions;
+import org.rdmapanama.cm.RdmaConnection;
+import org.rdmapanama.cm.RdmaListener;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * rdma_cm connections inside one JVM, on each lab device: private data
+ * carries an MR's address and rkey, then Send/Recv, RDMA Write and Read move
+ * data that is checked byte for byte.
+ */
+@Tag("device")
+class CmConnectionTest {
+    static final Duration T = Duration.ofSeconds(30);
+
+    /** The lab gives each device its own interface and address; RDMA_LAB_ADDR_<DEV> names it. */
+    static InetAddress addressOf(String device) throws Exception {
+        String a = System.getenv("RDMA_LAB_ADDR_" + device.toUpperCase());
+        assumeTrue(a != null, "no lab address for " + device);
+        return InetAddress.getByName(a);
+    }
+
+    static byte[] advertise(MemoryRegion mr) {
+        return ByteBuffer.allocate(16).putLong(mr.address()).putInt(mr.rkey()).putInt((int) mr.length()).array();
+    }
+
+    static RemoteBuffer parse(byte[] data) {
+        ByteBuffer b = ByteBuffer.wrap(data);
+        return new RemoteBuffer(b.getLong(), b.getInt(), b.getInt());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"rxe0", "siw0"})
+    void connectExchangeKeysAndMoveData(String device) throws Exception {
+        InetAddress ip = addressOf(device);
+        InetSocketAddress where = new InetSocketAddress(ip, 20000 + device.hashCode() % 1000);
+        ConnectionOptions opts = ConnectionOptions.defaults();
+        try (RdmaListener listener = RdmaListener.bind(where, 4, opts)) {
+            CompletableFuture<byte[]> server = CompletableFuture.supplyAsync(() -> {
+                try (RdmaConnection c = listener.accept(T)) {
+                    MemoryRegion mr = c.protectionDomain().allocate(4096, Access.REMOTE_READ, Access.REMOTE_WRITE);
+                    for (int i = 0; i < 4096; i++) {
+                        mr.segment().set(JAVA_BYTE, i, (byte) (i ^ 0x5a));
+                    }
+                    assertEquals(16, c.peerPrivateData().length);
+                    try (ReceiveRequest recv = c.queuePair().newReceiveRequest(1, 1);
+                         CompletionBatch batch = new CompletionBatch(4)) {
+                        c.queuePair().postRecv(recv.wrId(1).sge(mr, 2048, 100));
+                        c.accept(advertise(mr), T);
+                        assertEquals(device, c.context().device().name(), "rdma_cm picked the device by address");
+                        assertEquals(1, c.completionQueue().pollUntil(batch, T));
+                        batch.requireSuccess(0);
+                        assertEquals(100, batch.byteLength(0));
+                        // the client writes into [0,1024) then disconnects
+                        assertTrue(c.awaitDisconnect(T), "client disconnect seen");
+                        return mr.segment().asSlice(0, 4096).toArray(JAVA_BYTE);
+                    }
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            try (RdmaConnection c = RdmaConnection.resolve(where, null, opts, T)) {
+                assertEquals(device, c.context().device().name());
+                MemoryRegion mine = c.protectionDomain().allocate(4096);
+                c.connect(advertise(mine), T);
+                RemoteBuffer remote = parse(c.peerPrivateData());
+                assertEquals(4096, remote.length());
+                try (SendRequest send = c.queuePair().newSendRequest(1, 1); CompletionBatch batch = new CompletionBatch(4)) {
+                    // RDMA Read the server's pattern
+                    c.queuePair().postSend(send.wrId(1).opcode(0, Opcode.RDMA_READ).sge(mine, 0, 4096)
+                            .remote(remote.address(), remote.rkey()));
+                    assertEquals(1, c.completionQueue().pollUntil(batch, T));
+                    batch.requireSuccess(0);
+                    for (int i = 0; i < 4096; i++) {
+                        assertEquals((byte) (i ^ 0x5a), mine.segment().get(JAVA_BYTE, i), "read byte " + i);
+                    }
+                    // Send 100 bytes into the server's posted receive
+                    c.queuePair().postSend(send.wrId(2).opcode(0, Opcode.SEND).sge(mine, 0, 100));
+                    assertEquals(1, c.completionQueue().pollUntil(batch, T));
+                    batch.requireSuccess(0);
+                    // RDMA Write a new pattern into the server's first KiB
+                    for (int i = 0; i < 1024; i++) {
+                        mine.segment().set(JAVA_BYTE, i, (byte) (i * 7));
+                    }
+                    c.queuePair().postSend(send.wrId(3).opcode(0, Opcode.RDMA_WRITE).sge(mine, 0, 1024)
+                            .remote(remote.at(0, 1024), remote.rkey()));
+                    assertEquals(1, c.completionQueue().pollUntil(batch, T));
+                    batch.requireSuccess(0);
+                }
+                c.disconnect();
+            }
+            byte[] serverMemory = server.get(60, TimeUnit.SECONDS);
+            for (int i = 0; i < 1024; i++) {
+                assertEquals((byte) (i * 7), serverMemory[i], "written byte " + i);
+            }
+            for (int i = 0; i < 100; i++) {
+                assertEquals((byte) (i ^ 0x5a), serverMemory[2048 + i], "sent byte " + i);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"rxe0", "siw0"})
+    void connectingWhereNobodyListensFailsFast(String device) throws Exception {
+        InetSocketAddress nobody = new InetSocketAddress(addressOf(device), 29999);
+        long start = System.nanoTime();
+        CmException e = assertThrows(CmException.class, () -> {
+            try (RdmaConnection c = RdmaConnection.resolve(nobody, null, ConnectionOptions.defaults(), T)) {
+                c.connect(new byte[0], T);
+            }
+        });
+        long ms = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(e.event() == CmEventType.REJECTED || e.event() == CmEventType.UNREACHABLE
+                || e.event() == CmEventType.CONNECT_ERROR, e.getMessage());
+        assertTrue(ms < 20_000, "took " + ms + " ms");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"rxe0", "siw0"})
+    void closingAListenerEndsAWaitingAccept(String device) throws Exception {
+        RdmaListener listener = RdmaListener.bind(new InetSocketAddress(addressOf(device), 29998), 1,
+                ConnectionOptions.defaults());
+        CompletableFuture<Throwable> waiter = CompletableFuture.supplyAsync(() -> {
+            try {
+                listener.accept(Duration.ofMinutes(5));
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        });
+        Thread.sleep(500);
+        listener.close();
+        Throwable t = waiter.get(10, TimeUnit.SECONDS);
+        assertTrue(t instanceof ClosedResourceException, String.valueOf(t));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"rxe0", "siw0"})
+    void acceptTimesOutWithNull(String device) throws Exception {
+        try (RdmaListener listener = RdmaListener.bind(new InetSocketAddress(addressOf(device), 29997), 1,
+                ConnectionOptions.defaults())) {
+            assertNull(listener.accept(Duration.ofMillis(300)));
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"rxe0", "siw0"})
+    void oversizedPrivateDataIsRefusedBeforeConnecting(String device) throws Exception {
+        InetSocketAddress where = new InetSocketAddress(addressOf(device), 29996);
+        try (RdmaListener listener = RdmaListener.bind(where, 1, ConnectionOptions.defaults());
+             RdmaConnection c = RdmaConnection.resolve(where, null, ConnectionOptions.defaults(), T)) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.connect(new byte[300], T));
+            assertTrue(e.getMessage().contains("private data of 300 bytes exceeds"), e.getMessage());
+        }
+    }
+}
