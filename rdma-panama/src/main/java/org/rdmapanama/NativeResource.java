@@ -113,7 +113,7 @@ public abstract class NativeResource implements AutoCloseable {
                 return;
             }
             if (!users.isEmpty()) {
-                throw new IllegalStateException(description + " is still used by " + users.getFirst().description
+                throw new StillUsedException(description + " is still used by " + users.getFirst().description
                         + (users.size() > 1 ? " and " + (users.size() - 1) + " more" : "") + "; close those first");
             }
             toClose = new ArrayList<>(children); // newest first
@@ -128,7 +128,7 @@ public abstract class NativeResource implements AutoCloseable {
                     child.close();
                 } catch (RdmaException e) {
                     failure = failure == null ? e : failure;
-                } catch (IllegalStateException stillUsed) {
+                } catch (StillUsedException stillUsed) {
                     refused.add(child);
                 }
             }
@@ -161,6 +161,13 @@ public abstract class NativeResource implements AutoCloseable {
         }
         if (failure != null) {
             throw failure;
+        }
+    }
+
+    /** Closing was refused because another resource still depends on this one. */
+    static final class StillUsedException extends IllegalStateException {
+        StillUsedException(String message) {
+            super(message);
         }
     }
 

@@ -52,7 +52,7 @@ class CmConnectionTest {
     @ValueSource(strings = {"rxe0", "siw0"})
     void connectExchangeKeysAndMoveData(String device) throws Exception {
         InetAddress ip = addressOf(device);
-        InetSocketAddress where = new InetSocketAddress(ip, 20000 + device.hashCode() % 1000);
+        InetSocketAddress where = new InetSocketAddress(ip, device.startsWith("rxe") ? 20001 : 20002);
         ConnectionOptions opts = ConnectionOptions.defaults();
         try (RdmaListener listener = RdmaListener.bind(where, 4, opts)) {
             CompletableFuture<byte[]> server = CompletableFuture.supplyAsync(() -> {
@@ -61,7 +61,8 @@ class CmConnectionTest {
                     for (int i = 0; i < 4096; i++) {
                         mr.segment().set(JAVA_BYTE, i, (byte) (i ^ 0x5a));
                     }
-                    assertEquals(16, c.peerPrivateData().length);
+                    // RoCE pads private data to the IB CM size; iWARP delivers it as sent.
+                    assertTrue(c.peerPrivateData().length >= 16, "private data " + c.peerPrivateData().length);
                     try (ReceiveRequest recv = c.queuePair().newReceiveRequest(1, 1);
                          CompletionBatch batch = new CompletionBatch(4)) {
                         c.queuePair().postRecv(recv.wrId(1).sge(mr, 2048, 100));
@@ -129,8 +130,9 @@ class CmConnectionTest {
             }
         });
         long ms = (System.nanoTime() - start) / 1_000_000;
+        // RoCE answers with a REJECTED event; iWARP's TCP connect is refused at once (ECONNREFUSED).
         assertTrue(e.event() == CmEventType.REJECTED || e.event() == CmEventType.UNREACHABLE
-                || e.event() == CmEventType.CONNECT_ERROR, e.getMessage());
+                || e.event() == CmEventType.CONNECT_ERROR || e.errno() == 111, e.getMessage());
         assertTrue(ms < 20_000, "took " + ms + " ms");
     }
 

@@ -15,7 +15,7 @@ public final class CmException extends RdmaException {
         this.event = event;
     }
 
-    /** The event that ended the wait, or null for a timeout. */
+    /** The event that ended the wait, or null for a timeout or a call that failed at once (see {@link #errno()}). */
     public CmEventType event() {
         return event;
     }

@@ -38,7 +38,11 @@ import java.time.Duration;
 public final class RdmaConnection implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RdmaConnection.class);
 
-    /** Private data limits: IB CM REQ/REP less rdma_cm's header; MPA for iWARP. */
+    /**
+     * Private data limits: IB CM REQ/REP less rdma_cm's header; MPA for iWARP.
+     * On InfiniBand and RoCE the peer receives the data zero-padded to the
+     * full IB CM size, so messages should carry their own length or format.
+     */
     static final int IB_CONNECT_PRIVATE_DATA = 56;
     static final int IB_ACCEPT_PRIVATE_DATA = 196;
     static final int IWARP_PRIVATE_DATA = 512;
@@ -157,6 +161,11 @@ public final class RdmaConnection implements AutoCloseable {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment param = connParam(a, privateData, options.rdmaReadDepth(), options.rdmaReadDepth());
             Cm.CONNECT.status(describe(), id.id(), param);
+        } catch (CmException e) {
+            throw e;
+        } catch (RdmaException e) {
+            // iWARP connects over TCP at once: a refused connection fails here, not as an event.
+            throw new CmException("connecting to " + peer + " failed: " + e.getMessage(), null, e.errno());
         }
         CmEvent ev = expect(channel, CmEventType.ESTABLISHED, deadline, "connecting to " + peer);
         peerPrivateData = ev.privateData();
