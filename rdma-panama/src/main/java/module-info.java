@@ -1,7 +1,8 @@
 /**
  * rdma-panama: RDMA verbs and rdma_cm for Java over the FFM API.
- * {@code org.rdmapanama.internal} is the only package that touches the
- * jextract bindings; it is not exported.
+ * {@code org.rdmapanama.internal} (not exported) is the only package that
+ * links C functions; the others read and write C structs through the
+ * generated layouts.
  */
 module org.rdmapanama {
     requires org.rdmapanama.ffi;
@@ -9,4 +10,5 @@ module org.rdmapanama {
 
     exports org.rdmapanama;
     exports org.rdmapanama.cm;
+    exports org.rdmapanama.oob;
 }

@@ -1,0 +1,144 @@
+package org.rdmapanama.bench;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.rdmapanama.GidType;
+import org.rdmapanama.RdmaDevice;
+import org.rdmapanama.RdmaDevices;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/** rdma-bench rc_pingpong against libibverbs' own ibv_rc_pingpong on rxe0, both ways. */
+@Tag("device")
+class RcPingpongInteropTest {
+    static final String DEV = "rxe0";
+    static final String ADDR = System.getenv().getOrDefault("RDMA_LAB_ADDR_RXE0", "10.77.0.1");
+
+    static int gidIndex() throws Exception {
+        RdmaDevice d = RdmaDevices.list().stream().filter(x -> x.name().equals(DEV)).findFirst().orElse(null);
+        assumeTrue(d != null, DEV + " is not present");
+        return d.port(1).gids().stream().filter(g -> g.type() == GidType.ROCE_V2 && g.isIpv4()).findFirst()
+                .orElseThrow().index();
+    }
+
+    /** Starts a native tool on the other vCPU (this JVM is pinned to vCPU 0 in the lab). */
+    static Process nativeTool(String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("taskset", "-c", "1"));
+        cmd.addAll(List.of(args));
+        return new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    }
+
+    static String finish(Process p) throws Exception {
+        CompletableFuture<String> output = CompletableFuture.supplyAsync(() -> {
+            try {
+                return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                return e.toString();
+            }
+        });
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("native tool hung; output so far: " + output.getNow(""));
+        }
+        return output.get(10, TimeUnit.SECONDS);
+    }
+
+    static void awaitListening(int port) throws Exception {
+        String hex = String.format(":%04X ", port);
+        for (int i = 0; i < 600; i++) {
+            for (String line : Files.readAllLines(Path.of("/proc/net/tcp"))) {
+                String[] f = line.trim().split("\\s+");
+                if (f.length > 3 && (f[1] + " ").contains(hex) && f[3].equals("0A")) {
+                    return;
+                }
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("nothing listens on port " + port);
+    }
+
+    @Test
+    void javaClientAgainstNativeServer() throws Exception {
+        int gid = gidIndex();
+        Process server = nativeTool("ibv_rc_pingpong", "-d", DEV, "-g", Integer.toString(gid), "-n", "300",
+                "-s", "2048", "-p", "18711", "-c");
+        awaitListening(18711);
+        MainTest.Result r = MainTest.run("rc_pingpong", "-d", DEV, "-n", "300", "-s", "2048", "-p", "18711", "-c", ADDR);
+        String nativeOut = finish(server);
+        System.out.println("native server:\n" + nativeOut + "java client:\n" + r.out() + r.err());
+        assertEquals(0, r.status(), r.err());
+        assertEquals(0, server.exitValue(), nativeOut);
+        assertTrue(r.out().contains("300 iters in"), r.out());
+        assertTrue(nativeOut.contains("1228800 bytes in") && nativeOut.contains("300 iters in"), nativeOut);
+        assertFalse(nativeOut.contains("invalid data"), nativeOut);
+    }
+
+    @Test
+    void nativeClientAgainstJavaServerInEventMode() throws Exception {
+        int gid = gidIndex();
+        CompletableFuture<MainTest.Result> server = CompletableFuture.supplyAsync(
+                () -> MainTest.run("rc_pingpong", "-d", DEV, "-n", "300", "-p", "18712", "-e", "-c"));
+        awaitListening(18712);
+        Process client = nativeTool("ibv_rc_pingpong", "-d", DEV, "-g", Integer.toString(gid), "-n", "300",
+                "-p", "18712", "-c", ADDR);
+        String nativeOut = finish(client);
+        MainTest.Result r = server.get(120, TimeUnit.SECONDS);
+        System.out.println("native client:\n" + nativeOut + "java server:\n" + r.out() + r.err());
+        assertEquals(0, client.exitValue(), nativeOut);
+        assertEquals(0, r.status(), r.err());
+        assertTrue(nativeOut.contains("2457600 bytes in") && nativeOut.contains("300 iters in"), nativeOut);
+        assertTrue(r.out().contains("300 iters in"), r.out());
+        assertFalse(r.out().contains("invalid data"), r.out());
+    }
+
+    @Test
+    void aMalformedPeerIsAClearErrorNotAHang() throws Exception {
+        try (ServerSocket fake = new ServerSocket(18713, 1, InetAddress.getByName(ADDR))) {
+            CompletableFuture.runAsync(() -> {
+                try (Socket s = fake.accept(); OutputStream out = s.getOutputStream()) {
+                    s.getInputStream().readNBytes(52);
+                    out.write("this is not an address".getBytes(StandardCharsets.US_ASCII));
+                } catch (IOException ignored) {
+                    // the client's error is what is tested
+                }
+            });
+            MainTest.Result r = MainTest.run("rc_pingpong", "-d", DEV, "-n", "10", "-p", "18713", ADDR);
+            assertEquals(1, r.status(), r.out() + r.err());
+            assertTrue(r.err().contains("has 22 bytes, expected 52"), r.err());
+            assertFalse(r.err().contains("Exception"), r.err());
+        }
+    }
+
+    @Test
+    void iwarpIsRefusedWithTheReason() {
+        MainTest.Result r = MainTest.run("rc_pingpong", "-d", "siw0", "-n", "10", ADDR);
+        assertEquals(2, r.status(), r.err());
+        assertTrue(r.err().contains("connects only through rdma_cm"), r.err());
+    }
+
+    @Test
+    void badFlagsAreUsageErrors() {
+        MainTest.Result r = MainTest.run("rc_pingpong", "-m", "1000");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("MTU must be"), r.err());
+        r = MainTest.run("rc_pingpong", "-n", "zero");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("needs a number"), r.err());
+    }
+}
