@@ -10,6 +10,39 @@ import java.util.Optional;
  */
 public record Selection(RdmaDevice device, Port port, Transport transport, int gidIndex, Gid gid) {
 
+    /**
+     * The IP address of the network interface this port is bound to (IPv4
+     * first): what rdma_cm needs to bind or connect on this device, since it
+     * picks the device by address. Found from the GID table's interface index.
+     *
+     * @throws NoSuchDeviceException when the port has no IP interface (plain InfiniBand without IPoIB)
+     */
+    public java.net.InetAddress ipAddress() throws NoSuchDeviceException {
+        for (Gid g : port.gids()) {
+            if (g.ifindex() <= 0) {
+                continue;
+            }
+            try {
+                java.net.NetworkInterface nif = java.net.NetworkInterface.getByIndex(g.ifindex());
+                if (nif == null) {
+                    continue;
+                }
+                java.util.List<java.net.InetAddress> all = nif.inetAddresses().toList();
+                java.util.Optional<java.net.InetAddress> v4 = all.stream()
+                        .filter(a -> a instanceof java.net.Inet4Address).findFirst();
+                java.util.Optional<java.net.InetAddress> any = v4.or(() -> all.stream()
+                        .filter(a -> !a.isLinkLocalAddress()).findFirst());
+                if (any.isPresent()) {
+                    return any.get();
+                }
+            } catch (java.net.SocketException e) {
+                throw new NoSuchDeviceException("cannot read interface " + g.ifindex() + " of " + device.name() + ": " + e);
+            }
+        }
+        throw new NoSuchDeviceException(device.name() + " port " + port.number()
+                + " has no network interface with an IP address; rdma_cm needs one to pick the device");
+    }
+
     /** True when the peer is addressed by LID (InfiniBand), false when by GID (RoCE). */
     public boolean usesLid() {
         return transport == Transport.INFINIBAND;

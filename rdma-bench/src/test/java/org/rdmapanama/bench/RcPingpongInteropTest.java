@@ -62,10 +62,13 @@ class RcPingpongInteropTest {
     static void awaitListening(int port) throws Exception {
         String hex = String.format(":%04X ", port);
         for (int i = 0; i < 600; i++) {
-            for (String line : Files.readAllLines(Path.of("/proc/net/tcp"))) {
-                String[] f = line.trim().split("\\s+");
-                if (f.length > 3 && (f[1] + " ").contains(hex) && f[3].equals("0A")) {
-                    return;
+            // Java's ServerSocket listens on the IPv6 wildcard: check tcp6 too.
+            for (String table : new String[] {"/proc/net/tcp", "/proc/net/tcp6"}) {
+                for (String line : Files.readAllLines(Path.of(table))) {
+                    String[] f = line.trim().split("\\s+");
+                    if (f.length > 3 && (f[1] + " ").contains(hex) && f[3].equals("0A")) {
+                        return;
+                    }
                 }
             }
             Thread.sleep(100);

@@ -1,0 +1,35 @@
+package org.rdmapanama;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Kernel RDMA object counts from {@code rdma res show}, summed over devices. */
+final class LeakCheck {
+    private LeakCheck() {}
+
+    static final String[] KINDS = {"pd", "mr", "cq", "qp", "cm_id", "ctx", "srq"};
+    static volatile Map<String, Integer> baseline;
+
+    static Map<String, Integer> counts() throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("rdma", "res", "show").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IOException("rdma res show failed: " + out);
+        }
+        Map<String, Integer> sum = new TreeMap<>();
+        for (String kind : KINDS) {
+            Matcher m = Pattern.compile("\\b" + kind + " (\\d+)").matcher(out);
+            int total = 0;
+            while (m.find()) {
+                total += Integer.parseInt(m.group(1));
+            }
+            sum.put(kind, total);
+        }
+        return sum;
+    }
+}
