@@ -13,34 +13,46 @@ public record Selection(RdmaDevice device, Port port, Transport transport, int g
     /**
      * The IP address of the network interface this port is bound to (IPv4
      * first): what rdma_cm needs to bind or connect on this device, since it
-     * picks the device by address. Found from the GID table's interface index.
+     * picks the device by address. Found from the GID table's interface index, or for iWARP
+     * from the MAC its GID starts with.
      *
      * @throws NoSuchDeviceException when the port has no IP interface (plain InfiniBand without IPoIB)
      */
     public java.net.InetAddress ipAddress() throws NoSuchDeviceException {
-        for (Gid g : port.gids()) {
-            if (g.ifindex() <= 0) {
-                continue;
-            }
-            try {
-                java.net.NetworkInterface nif = java.net.NetworkInterface.getByIndex(g.ifindex());
-                if (nif == null) {
-                    continue;
+        try {
+            for (Gid g : port.gids()) {
+                java.net.NetworkInterface nif = g.ifindex() > 0 ? java.net.NetworkInterface.getByIndex(g.ifindex())
+                        : null;
+                // iWARP GID tables carry no interface index; their GID starts with the MAC (siw, cxgb4, irdma).
+                if (nif == null && transport == Transport.IWARP) {
+                    nif = byMac(java.util.Arrays.copyOf(g.raw(), 6));
                 }
-                java.util.List<java.net.InetAddress> all = nif.inetAddresses().toList();
-                java.util.Optional<java.net.InetAddress> v4 = all.stream()
-                        .filter(a -> a instanceof java.net.Inet4Address).findFirst();
-                java.util.Optional<java.net.InetAddress> any = v4.or(() -> all.stream()
-                        .filter(a -> !a.isLinkLocalAddress()).findFirst());
-                if (any.isPresent()) {
-                    return any.get();
+                java.util.Optional<java.net.InetAddress> a = nif == null ? java.util.Optional.empty() : address(nif);
+                if (a.isPresent()) {
+                    return a.get();
                 }
-            } catch (java.net.SocketException e) {
-                throw new NoSuchDeviceException("cannot read interface " + g.ifindex() + " of " + device.name() + ": " + e);
             }
+        } catch (java.net.SocketException e) {
+            throw new NoSuchDeviceException("cannot list the network interfaces of " + device.name() + ": " + e);
         }
         throw new NoSuchDeviceException(device.name() + " port " + port.number()
                 + " has no network interface with an IP address; rdma_cm needs one to pick the device");
+    }
+
+    private static java.net.NetworkInterface byMac(byte[] mac) throws java.net.SocketException {
+        for (java.net.NetworkInterface nif : java.net.NetworkInterface.networkInterfaces().toList()) {
+            if (java.util.Arrays.equals(nif.getHardwareAddress(), mac)) {
+                return nif;
+            }
+        }
+        return null;
+    }
+
+    /** IPv4 first, else a routable IPv6 address. */
+    private static java.util.Optional<java.net.InetAddress> address(java.net.NetworkInterface nif) {
+        java.util.List<java.net.InetAddress> all = nif.inetAddresses().toList();
+        return all.stream().filter(a -> a instanceof java.net.Inet4Address).findFirst()
+                .or(() -> all.stream().filter(a -> !a.isLinkLocalAddress()).findFirst());
     }
 
     /** True when the peer is addressed by LID (InfiniBand), false when by GID (RoCE). */

@@ -133,7 +133,9 @@ class CmConnectionTest {
         // RoCE answers with a REJECTED event; iWARP's TCP connect is refused at once (ECONNREFUSED).
         assertTrue(e.event() == CmEventType.REJECTED || e.event() == CmEventType.UNREACHABLE
                 || e.event() == CmEventType.CONNECT_ERROR || e.errno() == 111, e.getMessage());
-        assertTrue(ms < 20_000, "took " + ms + " ms");
+        // RoCE waits for the CM's REQ retries when nothing answers; TCG makes that slow. Bounded, not a hang.
+        System.out.println("connect to a port nobody listens on, " + device + ": " + e.getMessage() + " after " + ms + " ms");
+        assertTrue(ms < 60_000, "took " + ms + " ms");
     }
 
     @ParameterizedTest
