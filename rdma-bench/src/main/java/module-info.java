@@ -1,4 +1,5 @@
 /** Benchmarks and the perftest-compatible CLI; uses only rdma-panama's public API. */
 module org.rdmapanama.bench {
     requires org.rdmapanama;
+    requires jmh.core;
 }

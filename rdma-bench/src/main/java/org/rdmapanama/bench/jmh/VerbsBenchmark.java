@@ -1,0 +1,146 @@
+package org.rdmapanama.bench.jmh;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.rdmapanama.Access;
+import org.rdmapanama.CompletionBatch;
+import org.rdmapanama.CompletionQueue;
+import org.rdmapanama.DeviceContext;
+import org.rdmapanama.Gid;
+import org.rdmapanama.GidType;
+import org.rdmapanama.MemoryRegion;
+import org.rdmapanama.Opcode;
+import org.rdmapanama.ProtectionDomain;
+import org.rdmapanama.QpAddress;
+import org.rdmapanama.QueuePair;
+import org.rdmapanama.QueuePairConfig;
+import org.rdmapanama.RdmaException;
+import org.rdmapanama.ReceiveRequest;
+import org.rdmapanama.SendRequest;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The binding's own cost on a real device (rxe0 in the lab), next to the
+ * same calls in C ({@code src/main/c/verbs_bench.c}): an empty
+ * {@code ibv_poll_cq} (pure userspace on rxe: it isolates the FFM call),
+ * {@code ibv_post_recv}, and an RDMA Write posted and polled to completion on
+ * a loopback RC QP. Run with {@code -prof gc}: each must allocate 0 B/op.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
+public class VerbsBenchmark {
+    /** Receives posted per {@link #postRecv} invocation; the RQ is emptied between invocations. */
+    static final int RECV_BATCH = 256;
+
+    @Param("rxe0")
+    public String device;
+
+    DeviceContext ctx;
+    CompletionQueue emptyCq;
+    CompletionQueue cq;
+    CompletionBatch batch;
+    QueuePair a;
+    SendRequest write;
+
+    @Setup(Level.Trial)
+    public void open() throws RdmaException {
+        ctx = DeviceContext.open(device);
+        ProtectionDomain pd = ctx.allocateProtectionDomain();
+        emptyCq = ctx.createCompletionQueue(16);
+        cq = ctx.createCompletionQueue(16);
+        batch = new CompletionBatch(1);
+        a = pd.createQueuePair(QueuePairConfig.rc(cq));
+        QueuePair b = pd.createQueuePair(QueuePairConfig.rc(cq));
+        Gid gid = ctx.device().port(1).gids().stream()
+                .filter(g -> g.type() == GidType.ROCE_V2 && g.isIpv4()).findFirst()
+                .orElseThrow(() -> new IllegalStateException(device + " has no RoCEv2 IPv4 GID"));
+        a.toInit(1, Access.REMOTE_WRITE);
+        b.toInit(1, Access.REMOTE_WRITE);
+        a.toRtr(new QpAddress(0, b.qpNumber(), 0, gid.raw()), 1, gid.index(), 1024);
+        b.toRtr(new QpAddress(0, a.qpNumber(), 0, gid.raw()), 1, gid.index(), 1024);
+        a.toRts(0);
+        b.toRts(0);
+        MemoryRegion src = pd.allocate(4096);
+        MemoryRegion dst = pd.allocate(4096, Access.REMOTE_WRITE);
+        write = a.newSendRequest(1, 1).wrId(1).opcode(0, Opcode.RDMA_WRITE).sge(src, 0, 64)
+                .remote(dst.address(), dst.rkey());
+    }
+
+    @TearDown(Level.Trial)
+    public void close() throws RdmaException {
+        write.close();
+        batch.close();
+        ctx.close();
+    }
+
+    /** {@code ibv_poll_cq} on a CQ that never has completions. */
+    @Benchmark
+    public int pollEmptyCq() throws RdmaException {
+        return emptyCq.poll(batch);
+    }
+
+    /** {@code ibv_post_send} of a 64-byte signaled RDMA Write, then {@code ibv_poll_cq} until it completes. */
+    @Benchmark
+    public int postSendPoll() throws RdmaException {
+        a.postSend(write);
+        int n;
+        while ((n = cq.poll(batch)) == 0) {
+            Thread.onSpinWait();
+        }
+        return n;
+    }
+
+    /** A QP in INIT whose receive queue is reset between invocations (outside the timing). */
+    @State(Scope.Thread)
+    public static class ReceiveQueue {
+        QueuePair qp;
+        ReceiveRequest recv;
+
+        @Setup(Level.Trial)
+        public void open(VerbsBenchmark b) throws RdmaException {
+            ProtectionDomain pd = b.ctx.allocateProtectionDomain();
+            CompletionQueue rcq = b.ctx.createCompletionQueue(RECV_BATCH + 1);
+            qp = pd.createQueuePair(QueuePairConfig.rc(rcq).withQueueDepth(1, RECV_BATCH));
+            MemoryRegion mr = pd.allocate(4096);
+            recv = qp.newReceiveRequest(1, 1).wrId(7).sge(mr, 0, 64);
+            qp.toInit(1);
+        }
+
+        @Setup(Level.Invocation)
+        public void empty() throws RdmaException {
+            qp.toReset(); // RESET drops posted receives without completions
+            qp.toInit(1);
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            recv.close();
+        }
+    }
+
+    /** {@code ibv_post_recv} of one single-SGE receive. */
+    @Benchmark
+    @OperationsPerInvocation(RECV_BATCH)
+    public void postRecv(ReceiveQueue rq) throws RdmaException {
+        for (int i = 0; i < RECV_BATCH; i++) {
+            rq.qp.postRecv(rq.recv);
+        }
+    }
+}
