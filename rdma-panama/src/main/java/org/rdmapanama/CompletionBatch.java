@@ -27,17 +27,33 @@ public final class CompletionBatch implements AutoCloseable {
     private static final long WC_FLAGS = ibv_wc.wc_flags$offset();
     private static final int WITH_IMM = 2; // IBV_WC_WITH_IMM
 
-    private final Arena arena = Arena.ofShared();
+    private final Arena arena;        // null when the memory is a CQ's
+    private final CompletionQueue owner; // the CQ whose arena holds the memory, or null
     private final MemorySegment wc;
+    private final MemorySegment wcForCall;
     private final int capacity;
     private int count;
 
+    /** A batch with memory of its own (freed by {@link #close()}), usable with any CQ. */
     public CompletionBatch(int capacity) {
+        this(check(capacity), Arena.ofShared(), null);
+    }
+
+    CompletionBatch(int capacity, Arena memory, CompletionQueue owner) {
+        this.capacity = check(capacity);
+        this.owner = owner;
+        this.arena = owner == null ? memory : null;
+        this.wc = memory.allocate(ibv_wc.layout(), capacity);
+        // Polling the owning CQ passes a global-scope alias: the CQ handle's
+        // acquire already keeps this memory alive, which saves a second acquire.
+        this.wcForCall = owner == null ? wc : MemorySegment.ofAddress(wc.address());
+    }
+
+    private static int check(int capacity) {
         if (capacity < 1) {
             throw new IllegalArgumentException("a completion batch needs room for at least 1 entry, got " + capacity);
         }
-        this.capacity = capacity;
-        this.wc = arena.allocate(ibv_wc.layout(), capacity);
+        return capacity;
     }
 
     public int capacity() {
@@ -49,8 +65,9 @@ public final class CompletionBatch implements AutoCloseable {
         return count;
     }
 
-    MemorySegment segment() {
-        return wc;
+    /** What {@code cq}'s poll passes: the cheap alias for the owning CQ, else the scoped segment. */
+    MemorySegment segmentFor(CompletionQueue cq) {
+        return cq == owner ? wcForCall : wc;
     }
 
     void filled(int n) {
@@ -110,9 +127,10 @@ public final class CompletionBatch implements AutoCloseable {
         }
     }
 
+    /** Frees a batch's own memory; a batch from {@link CompletionQueue#newBatch} is freed with its CQ. */
     @Override
     public void close() {
-        if (arena.scope().isAlive()) {
+        if (arena != null && arena.scope().isAlive()) {
             arena.close();
         }
     }

@@ -42,6 +42,16 @@ public final class CompletionQueue extends NativeResource {
         return cq;
     }
 
+    /**
+     * A completion batch whose memory belongs to this CQ (freed when it
+     * closes). Polling this CQ into it is cheaper than into a standalone
+     * batch: one arena acquire per call instead of two.
+     */
+    public CompletionBatch newBatch(int capacity) {
+        checkOpen();
+        return new CompletionBatch(capacity, arena(), this);
+    }
+
     /** The number of entries the provider actually gave (at least what was asked). */
     public int size() {
         return size;
@@ -66,7 +76,7 @@ public final class CompletionQueue extends NativeResource {
     public int poll(CompletionBatch batch) throws RdmaException {
         int n;
         try {
-            n = (int) DataPath.POLL_CQ.invokeExact(pollFn, handle(), batch.capacity(), batch.segment());
+            n = (int) DataPath.POLL_CQ.invokeExact(pollFn, handle(), batch.capacity(), batch.segmentFor(this));
         } catch (IllegalStateException e) {
             throw translate(e);
         } catch (Throwable t) {

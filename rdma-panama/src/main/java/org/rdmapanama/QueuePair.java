@@ -63,7 +63,9 @@ public final class QueuePair extends NativeResource {
         this.maxRecvSge = Math.max(config.maxRecvSge(), 1);
         this.postSendFn = context.postSendFn;
         this.postRecvFn = context.postRecvFn;
-        this.badWr = arena().allocate(ADDRESS);
+        // bad_wr is written by the provider; a global-scope alias avoids a second
+        // arena acquire per post (the QP handle's acquire covers this memory).
+        this.badWr = MemorySegment.ofAddress(arena().allocate(ADDRESS).address()).reinterpret(ADDRESS.byteSize());
         this.destroyer = destroyer;
         config.sendCq().addUser(this);
         if (config.recvCq() != config.sendCq()) {
@@ -161,7 +163,7 @@ public final class QueuePair extends NativeResource {
     /** A reusable chain of up to {@code chainLength} send WRs, each with up to {@code maxSge} SGEs. */
     public SendRequest newSendRequest(int chainLength, int maxSge) {
         checkOpen();
-        return new SendRequest(this, chainLength, maxSge);
+        return new SendRequest(this, arena(), chainLength, maxSge);
     }
 
     /** A reusable chain of up to {@code chainLength} receive WRs, each with up to {@code maxSge} SGEs. */
@@ -170,7 +172,7 @@ public final class QueuePair extends NativeResource {
         if (config.srq() != null) {
             throw new IllegalStateException(this + " receives through its shared receive queue; post there");
         }
-        return new ReceiveRequest(this.context, chainLength, Math.min(maxSge, maxRecvSge), description());
+        return new ReceiveRequest(this.context, arena(), chainLength, Math.min(maxSge, maxRecvSge), description());
     }
 
     /**

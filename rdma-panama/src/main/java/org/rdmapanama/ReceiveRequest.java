@@ -14,7 +14,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 /**
  * A chain of {@code struct ibv_recv_wr} with their SGEs, built once and
  * reused for {@link QueuePair#postRecv} or {@link SharedReceiveQueue#postRecv}.
- * Setters allocate nothing. Not thread-safe; close it to free its memory.
+ * Setters allocate nothing. Not thread-safe. Its memory belongs to the QP or
+ * SRQ that made it and is freed when that closes.
  */
 public final class ReceiveRequest implements AutoCloseable {
     private static final long WR_SIZE = ibv_recv_wr.sizeof();
@@ -28,13 +29,13 @@ public final class ReceiveRequest implements AutoCloseable {
     private static final long SGE_LKEY = ibv_sge.lkey$offset();
 
     final DeviceContext context;
-    private final Arena arena = Arena.ofShared();
     private final MemorySegment wrs;
+    private final MemorySegment wrsForCall; // global-scope alias, see SendRequest
     private final MemorySegment sges;
     private final int capacity;
     private final int maxSge;
 
-    ReceiveRequest(DeviceContext context, int chainLength, int maxSge, String owner) {
+    ReceiveRequest(DeviceContext context, Arena memory, int chainLength, int maxSge, String owner) {
         if (chainLength < 1) {
             throw new IllegalArgumentException("chain length must be at least 1, got " + chainLength);
         }
@@ -44,8 +45,9 @@ public final class ReceiveRequest implements AutoCloseable {
         this.context = context;
         this.capacity = chainLength;
         this.maxSge = maxSge;
-        this.wrs = arena.allocate(ibv_recv_wr.layout(), chainLength);
-        this.sges = arena.allocate(ibv_sge.layout(), (long) chainLength * maxSge);
+        this.wrs = memory.allocate(ibv_recv_wr.layout(), chainLength);
+        this.wrsForCall = MemorySegment.ofAddress(wrs.address());
+        this.sges = memory.allocate(ibv_sge.layout(), (long) chainLength * maxSge);
         for (int i = 0; i < chainLength; i++) {
             wrs.set(ADDRESS, i * WR_SIZE + SG_LIST, sges.asSlice(i * maxSge * SGE_SIZE));
         }
@@ -98,13 +100,11 @@ public final class ReceiveRequest implements AutoCloseable {
     }
 
     MemorySegment first() {
-        return wrs;
+        return wrsForCall;
     }
 
+    /** Nothing to free: the memory is the QP's or SRQ's. */
     @Override
     public void close() {
-        if (arena.scope().isAlive()) {
-            arena.close();
-        }
     }
 }

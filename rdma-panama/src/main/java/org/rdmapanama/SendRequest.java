@@ -24,7 +24,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * immediate data on iWARP, more SGEs in an RDMA Read than {@code max_sge_rd},
  * RDMA and atomics on UD, inline sends above the QP's inline size.
  * <p>
- * Not thread-safe. Close it to free its memory (closing the QP does not).
+ * Not thread-safe. Its memory belongs to the QP and is freed when the QP
+ * closes (build requests once, not per operation); using it after that throws.
  */
 public final class SendRequest implements AutoCloseable {
     private static final long WR_SIZE = ibv_send_wr.sizeof();
@@ -63,8 +64,10 @@ public final class SendRequest implements AutoCloseable {
     }
 
     final QueuePair owner;
-    private final Arena arena = Arena.ofShared();
     private final MemorySegment wrs;
+    // The same memory with global scope, for the downcall: the QP handle's
+    // acquire keeps the QP's arena, and so this memory, alive during the call.
+    private final MemorySegment wrsForCall;
     private final MemorySegment sges;
     private final int capacity;
     private final int maxSge;
@@ -74,7 +77,7 @@ public final class SendRequest implements AutoCloseable {
     private final int maxSgeRd;
     private final boolean ud;
 
-    SendRequest(QueuePair qp, int chainLength, int maxSge) {
+    SendRequest(QueuePair qp, Arena memory, int chainLength, int maxSge) {
         if (chainLength < 1) {
             throw new IllegalArgumentException("chain length must be at least 1, got " + chainLength);
         }
@@ -84,8 +87,9 @@ public final class SendRequest implements AutoCloseable {
         this.owner = qp;
         this.capacity = chainLength;
         this.maxSge = maxSge;
-        this.wrs = arena.allocate(ibv_send_wr.layout(), chainLength);
-        this.sges = arena.allocate(ibv_sge.layout(), Math.max(1, (long) chainLength * maxSge));
+        this.wrs = memory.allocate(ibv_send_wr.layout(), chainLength);
+        this.wrsForCall = MemorySegment.ofAddress(wrs.address());
+        this.sges = memory.allocate(ibv_sge.layout(), Math.max(1, (long) chainLength * maxSge));
         this.opcodes = new Opcode[chainLength];
         DeviceContext ctx = qp.context();
         this.iwarp = ctx.transport() == Transport.IWARP;
@@ -296,14 +300,13 @@ public final class SendRequest implements AutoCloseable {
         return this;
     }
 
+    /** For the post only: valid while the owning QP's handle is held by the call. */
     MemorySegment first() {
-        return wrs;
+        return wrsForCall;
     }
 
+    /** Nothing to free: the memory is the QP's. Present so that requests fit try-with-resources. */
     @Override
     public void close() {
-        if (arena.scope().isAlive()) {
-            arena.close();
-        }
     }
 }

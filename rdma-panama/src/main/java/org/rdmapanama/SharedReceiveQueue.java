@@ -27,7 +27,7 @@ public final class SharedReceiveQueue extends NativeResource {
         this.context = pd.context();
         this.maxSge = maxSge;
         this.postFn = context.postSrqRecvFn;
-        this.badWr = arena().allocate(ADDRESS);
+        this.badWr = MemorySegment.ofAddress(arena().allocate(ADDRESS).address()).reinterpret(ADDRESS.byteSize());
     }
 
     static SharedReceiveQueue create(ProtectionDomain pd, int maxWr, int maxSge) throws RdmaException {
@@ -63,7 +63,7 @@ public final class SharedReceiveQueue extends NativeResource {
         if (sgePerWr > maxSge) {
             throw new IllegalArgumentException("SGEs per WR " + sgePerWr + " exceed the SRQ's " + maxSge);
         }
-        return new ReceiveRequest(context, chainLength, sgePerWr, description());
+        return new ReceiveRequest(context, arena(), chainLength, sgePerWr, description());
     }
 
     /** {@code ibv_post_srq_recv}. */

@@ -184,7 +184,7 @@ final class RcPingpongCommand {
             qp.toInit(o.ibPort);
             try (ReceiveRequest recv = qp.newReceiveRequest(1, 1);
                  SendRequest send = qp.newSendRequest(1, 1);
-                 CompletionBatch batch = new CompletionBatch(2)) {
+                 CompletionBatch batch = cq.newBatch(2)) {
                 recv.wrId(RECV_WRID).sge(mr, 0, o.size);
                 send.wrId(SEND_WRID).sge(mr, 0, o.size);
                 if (o.size <= qp.maxInlineData()) {

@@ -55,6 +55,7 @@ public class VerbsBenchmark {
     DeviceContext ctx;
     CompletionQueue emptyCq;
     CompletionQueue cq;
+    CompletionBatch emptyBatch;
     CompletionBatch batch;
     QueuePair a;
     SendRequest write;
@@ -65,7 +66,8 @@ public class VerbsBenchmark {
         ProtectionDomain pd = ctx.allocateProtectionDomain();
         emptyCq = ctx.createCompletionQueue(16);
         cq = ctx.createCompletionQueue(16);
-        batch = new CompletionBatch(1);
+        emptyBatch = emptyCq.newBatch(1);
+        batch = cq.newBatch(1);
         a = pd.createQueuePair(QueuePairConfig.rc(cq));
         QueuePair b = pd.createQueuePair(QueuePairConfig.rc(cq));
         Gid gid = ctx.device().port(1).gids().stream()
@@ -85,15 +87,13 @@ public class VerbsBenchmark {
 
     @TearDown(Level.Trial)
     public void close() throws RdmaException {
-        write.close();
-        batch.close();
         ctx.close();
     }
 
     /** {@code ibv_poll_cq} on a CQ that never has completions. */
     @Benchmark
     public int pollEmptyCq() throws RdmaException {
-        return emptyCq.poll(batch);
+        return emptyCq.poll(emptyBatch);
     }
 
     /** {@code ibv_post_send} of a 64-byte signaled RDMA Write, then {@code ibv_poll_cq} until it completes. */
@@ -129,10 +129,6 @@ public class VerbsBenchmark {
             qp.toInit(1);
         }
 
-        @TearDown(Level.Trial)
-        public void close() {
-            recv.close();
-        }
     }
 
     /** {@code ibv_post_recv} of one single-SGE receive. */
