@@ -26,7 +26,9 @@ public final class Main {
         String[] rest = Arrays.copyOfRange(args, 1, args.length);
         return switch (args[0]) {
             case "devices" -> DevicesCommand.run(rest, out, err);
+            case "rping" -> RpingCommand.run(rest, out, err);
             case "rc_pingpong" -> RcPingpongCommand.run(rest, out, err);
+            case "example" -> ExampleCommand.run(rest, out, err);
             default -> {
                 err.println("rdma-bench: unknown subcommand '" + args[0] + "'");
                 usage(err);
@@ -38,6 +40,8 @@ public final class Main {
     private static void usage(PrintStream s) {
         s.println("usage: rdma-bench SUBCOMMAND [ARGS]");
         s.println("  devices [-v]   list RDMA devices: transport, ports, GID table (-v: device limits too)");
+        s.println("  rping          rping-compatible RDMA Read/Write ping over rdma_cm (-h for options)");
+        s.println("  example        the README example: Send, RDMA Write, RDMA Read on RDMA_TRANSPORT's device");
         s.println("  rc_pingpong    ibv_rc_pingpong-compatible Send/Recv ping-pong (IB/RoCE; -h for options)");
     }
 }
