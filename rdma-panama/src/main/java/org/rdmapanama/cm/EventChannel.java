@@ -57,15 +57,16 @@ final class EventChannel extends NativeResource {
                     throw new InterruptedException("interrupted while waiting for an rdma_cm event");
                 }
                 long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return null;
-                }
-                int ready = Posix.pollIn(fd, (int) Math.min(SLICE_MILLIS, Math.max(1, left / 1_000_000)));
+                // A zero (or spent) timeout still checks once, without waiting.
+                int ready = Posix.pollIn(fd, left <= 0 ? 0 : (int) Math.min(SLICE_MILLIS, Math.max(1, left / 1_000_000)));
                 if (ready < 0) {
                     throw new RdmaException("poll", -ready, "poll on an rdma_cm event channel failed: "
                             + Errno.describe(-ready));
                 }
                 if (ready == 0) {
+                    if (left <= 0) {
+                        return null;
+                    }
                     continue;
                 }
                 int rc;

@@ -107,8 +107,8 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public static RdmaConnection resolve(InetSocketAddress remote, InetSocketAddress local, ConnectionOptions options,
                                          Duration timeout) throws RdmaException, InterruptedException {
+        EventChannel channel = EventChannel.create(); // first use loads and links librdmacm: not part of the budget
         long deadline = System.nanoTime() + timeout.toNanos();
-        EventChannel channel = EventChannel.create();
         CmId id = null;
         boolean ok = false;
         try {
@@ -165,7 +165,8 @@ public final class RdmaConnection implements AutoCloseable {
             throw e;
         } catch (RdmaException e) {
             // iWARP connects over TCP at once: a refused connection fails here, not as an event.
-            throw new CmException("connecting to " + peer + " failed: " + e.getMessage(), null, e.errno());
+            throw new CmException("connecting to " + peer + " on " + context.device().name() + " failed: rdma_connect: "
+                    + org.rdmapanama.internal.Errno.describe(e.errno()), null, e.errno());
         }
         CmEvent ev = expect(channel, CmEventType.ESTABLISHED, deadline, "connecting to " + peer);
         peerPrivateData = ev.privateData();
@@ -244,8 +245,18 @@ public final class RdmaConnection implements AutoCloseable {
             return "";
         }
         return ev.type() == CmEventType.REJECTED
-                ? " (reject reason " + ev.status() + (ev.status() == 28 ? ": no listener, consumer rejected or port unreachable" : "") + ")"
+                ? " (reject reason " + ev.status() + rejectReason(ev.status()) + ")"
                 : " (status " + ev.status() + ": " + org.rdmapanama.internal.Errno.describe(Math.abs(ev.status())) + ")";
+    }
+
+    /** The IB CM reject reasons a user meets (IBTA table 112), and iWARP's "connection refused". */
+    private static String rejectReason(int status) {
+        return switch (status) {
+            case 8 -> ": invalid service ID, nobody listens on that port";
+            case 28 -> ": consumer defined, the peer rejected the connection";
+            case -111, 111 -> ": connection refused, nobody listens on that port";
+            default -> "";
+        };
     }
 
     /**
