@@ -16,6 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+
 /**
  * Every verbs operation between two RC queue pairs on the RoCE device,
  * connected to each other out of band (no rdma_cm), with the data checked
@@ -211,6 +212,76 @@ class VerbsLoopbackTest {
         assertThrows(IllegalArgumentException.class, () -> ctx.createCompletionQueue(0));
         assertThrows(IllegalArgumentException.class, () -> pd.allocate(0));
         assertThrows(IllegalArgumentException.class, () -> pd.register(MemorySegment.ofArray(new byte[16])));
+    }
+
+    @Test
+    void unsignaledWritesCompleteSilently() throws Exception {
+        // A post list of four writes on a QP that signals only flagged WRs: only the last is.
+        CompletionQueue cq1 = ctx.createCompletionQueue(16);
+        CompletionQueue cq2 = ctx.createCompletionQueue(16);
+        QueuePair x = pd.createQueuePair(QueuePairConfig.rc(cq1).withSignalAll(false));
+        QueuePair y = pd.createQueuePair(QueuePairConfig.rc(cq2));
+        try (CompletionBatch many = cq1.newBatch(8)) {
+            int gid = LabDevices.roceV2Ipv4GidIndex(ctx);
+            byte[] gidBytes = ctx.device().port(1).gids().stream().filter(g -> g.index() == gid).findFirst().orElseThrow().raw();
+            x.toInit(1, Access.REMOTE_WRITE);
+            y.toInit(1, Access.REMOTE_WRITE);
+            x.toRtr(new QpAddress(0, y.qpNumber(), 5, gidBytes), 1, gid, 1024);
+            y.toRtr(new QpAddress(0, x.qpNumber(), 6, gidBytes), 1, gid, 1024);
+            x.toRts(6);
+            y.toRts(5);
+            fill(mrA, 7);
+            try (SendRequest list = x.newSendRequest(4, 1)) {
+                for (int i = 0; i < 4; i++) {
+                    list.wrId(i, 200 + i).opcode(i, Opcode.RDMA_WRITE).sge(i, 0, mrA, i * 1024L, 1024)
+                            .remote(i, mrB.address() + i * 1024L, mrB.rkey()).signaled(i, i == 3);
+                }
+                x.postSend(list.chain(4));
+                assertEquals(1, cq1.pollUntil(many, Duration.ofSeconds(10)));
+                many.requireSuccess(0);
+                assertEquals(203, many.wrId(0), "only the signaled WR completes");
+                Thread.sleep(100);
+                assertEquals(0, cq1.poll(many), "no completions for unsignaled WRs");
+            }
+            assertArrayEquals(mrA.segment().toArray(JAVA_BYTE), mrB.segment().toArray(JAVA_BYTE));
+        } finally {
+            x.close();
+            y.close();
+            cq1.close();
+            cq2.close();
+        }
+    }
+
+    @Test
+    void aWrongRkeyIsARemoteAccessErrorWithVerbsText() throws Exception {
+        CompletionQueue cq1 = ctx.createCompletionQueue(16);
+        CompletionQueue cq2 = ctx.createCompletionQueue(16);
+        QueuePair x = pd.createQueuePair(QueuePairConfig.rc(cq1));
+        QueuePair y = pd.createQueuePair(QueuePairConfig.rc(cq2));
+        try (CompletionBatch one = cq1.newBatch(1)) {
+            int gid = LabDevices.roceV2Ipv4GidIndex(ctx);
+            byte[] gidBytes = ctx.device().port(1).gids().stream().filter(g -> g.index() == gid).findFirst().orElseThrow().raw();
+            x.toInit(1);
+            y.toInit(1, Access.REMOTE_WRITE);
+            x.toRtr(new QpAddress(0, y.qpNumber(), 5, gidBytes), 1, gid, 1024);
+            y.toRtr(new QpAddress(0, x.qpNumber(), 6, gidBytes), 1, gid, 1024);
+            x.toRts(6);
+            y.toRts(5);
+            try (SendRequest bad = x.newSendRequest(1, 1)) {
+                x.postSend(bad.wrId(9).opcode(0, Opcode.RDMA_WRITE).sge(mrA, 0, 64)
+                        .remote(mrB.address(), mrB.rkey() ^ 0x5a5a00));
+                assertEquals(1, cq1.pollUntil(one, Duration.ofSeconds(30)));
+                assertEquals(WcStatus.REM_ACCESS_ERR, one.status(0));
+                CompletionException e = assertThrows(CompletionException.class, () -> one.requireSuccess(0));
+                assertTrue(e.getMessage().contains("IBV_WC_REM_ACCESS_ERR (remote access error)"), e.getMessage());
+                assertEquals(QpState.ERR, x.state(), "the requester QP goes to the error state");
+            }
+        } finally {
+            x.close();
+            y.close();
+            cq1.close();
+            cq2.close();
+        }
     }
 
     @Test
