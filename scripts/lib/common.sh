@@ -42,3 +42,11 @@ BUILD_PACKAGES=(maven gcc libc6-dev libibverbs-dev librdmacm-dev rdma-core ibver
 
 # Maven 3.8 on JDK 25 warns about sun.misc.Unsafe on every run; it is Maven's, not ours.
 export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
+
+# Benchmarks want the machine to themselves: take the exclusive "quiet" lock
+# (other lab users on this machine may hold it shared) and the build lock, so
+# that nobody rebuilds the jars under a running benchmark. Held until exit.
+quiet_machine() {
+    exec 8>"${TMPDIR:-/tmp}/rdma-quiet.lock" 9>"${TMPDIR:-/tmp}/rdma-build.lock"
+    flock 8 && flock 9
+}
