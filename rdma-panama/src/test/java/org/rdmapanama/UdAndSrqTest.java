@@ -20,8 +20,9 @@ class UdAndSrqTest {
     void udSendReachesTheAddressedQpWithAGrh() throws Exception {
         try (DeviceContext ctx = LabDevices.open(LabDevices.ROCE);
              CompletionBatch batch = new CompletionBatch(4)) {
-            int gid = LabDevices.roceV2Ipv4GidIndex(ctx);
-            byte[] gidBytes = ctx.device().port(1).gids().stream().filter(g -> g.index() == gid).findFirst().orElseThrow().raw();
+            Gid roce = LabDevices.roceV2Ipv4Gid(ctx);
+            int gid = roce.index();
+            byte[] gidBytes = roce.raw();
             ProtectionDomain pd = ctx.allocateProtectionDomain();
             CompletionQueue cq = ctx.createCompletionQueue(16);
             QueuePair a = pd.createQueuePair(QueuePairConfig.ud(cq));
@@ -66,19 +67,12 @@ class UdAndSrqTest {
     void aSharedReceiveQueueFeedsItsQueuePair() throws Exception {
         try (DeviceContext ctx = LabDevices.open(LabDevices.ROCE);
              CompletionBatch batch = new CompletionBatch(4)) {
-            int gid = LabDevices.roceV2Ipv4GidIndex(ctx);
-            byte[] gidBytes = ctx.device().port(1).gids().stream().filter(g -> g.index() == gid).findFirst().orElseThrow().raw();
             ProtectionDomain pd = ctx.allocateProtectionDomain();
             CompletionQueue cq = ctx.createCompletionQueue(16);
             SharedReceiveQueue srq = pd.createSharedReceiveQueue(16, 1);
             QueuePair sender = pd.createQueuePair(QueuePairConfig.rc(cq));
             QueuePair receiver = pd.createQueuePair(QueuePairConfig.rc(cq).withSrq(srq));
-            sender.toInit(1);
-            receiver.toInit(1);
-            sender.toRtr(new QpAddress(0, receiver.qpNumber(), 7, gidBytes), 1, gid, 1024);
-            receiver.toRtr(new QpAddress(0, sender.qpNumber(), 9, gidBytes), 1, gid, 1024);
-            sender.toRts(9);
-            receiver.toRts(7);
+            LabDevices.connect(sender, receiver);
             MemoryRegion mr = pd.allocate(4096);
             mr.segment().setString(0, "via the SRQ");
             assertThrows(IllegalStateException.class, () -> receiver.newReceiveRequest(1, 1));

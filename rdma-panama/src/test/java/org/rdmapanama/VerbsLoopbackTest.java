@@ -44,17 +44,7 @@ class VerbsLoopbackTest {
         mrA = pd.allocate(SIZE, remote);
         mrB = pd.allocate(SIZE, remote);
         batch = new CompletionBatch(16);
-        int gid = LabDevices.roceV2Ipv4GidIndex(ctx);
-        byte[] gidBytes = ctx.device().port(1).gids().stream().filter(g -> g.index() == gid).findFirst().orElseThrow().raw();
-        QpAddress addrA = new QpAddress(0, a.qpNumber(), 0x1234, gidBytes);
-        QpAddress addrB = new QpAddress(0, b.qpNumber(), 0x4321, gidBytes);
-        for (QueuePair qp : new QueuePair[] {a, b}) {
-            qp.toInit(1, remote);
-        }
-        a.toRtr(addrB, 1, gid, 1024);
-        b.toRtr(addrA, 1, gid, 1024);
-        a.toRts(addrA.psn());
-        b.toRts(addrB.psn());
+        LabDevices.connect(a, b, remote);
         assertEquals(QpState.RTS, a.state());
         assertEquals(QpState.RTS, b.state());
     }
@@ -222,14 +212,7 @@ class VerbsLoopbackTest {
         QueuePair x = pd.createQueuePair(QueuePairConfig.rc(cq1).withSignalAll(false));
         QueuePair y = pd.createQueuePair(QueuePairConfig.rc(cq2));
         try (CompletionBatch many = cq1.newBatch(8)) {
-            int gid = LabDevices.roceV2Ipv4GidIndex(ctx);
-            byte[] gidBytes = ctx.device().port(1).gids().stream().filter(g -> g.index() == gid).findFirst().orElseThrow().raw();
-            x.toInit(1, Access.REMOTE_WRITE);
-            y.toInit(1, Access.REMOTE_WRITE);
-            x.toRtr(new QpAddress(0, y.qpNumber(), 5, gidBytes), 1, gid, 1024);
-            y.toRtr(new QpAddress(0, x.qpNumber(), 6, gidBytes), 1, gid, 1024);
-            x.toRts(6);
-            y.toRts(5);
+            LabDevices.connect(x, y, Access.REMOTE_WRITE);
             fill(mrA, 7);
             try (SendRequest list = x.newSendRequest(4, 1)) {
                 for (int i = 0; i < 4; i++) {
@@ -259,14 +242,7 @@ class VerbsLoopbackTest {
         QueuePair x = pd.createQueuePair(QueuePairConfig.rc(cq1));
         QueuePair y = pd.createQueuePair(QueuePairConfig.rc(cq2));
         try (CompletionBatch one = cq1.newBatch(1)) {
-            int gid = LabDevices.roceV2Ipv4GidIndex(ctx);
-            byte[] gidBytes = ctx.device().port(1).gids().stream().filter(g -> g.index() == gid).findFirst().orElseThrow().raw();
-            x.toInit(1);
-            y.toInit(1, Access.REMOTE_WRITE);
-            x.toRtr(new QpAddress(0, y.qpNumber(), 5, gidBytes), 1, gid, 1024);
-            y.toRtr(new QpAddress(0, x.qpNumber(), 6, gidBytes), 1, gid, 1024);
-            x.toRts(6);
-            y.toRts(5);
+            LabDevices.connect(x, y, Access.REMOTE_WRITE);
             try (SendRequest bad = x.newSendRequest(1, 1)) {
                 x.postSend(bad.wrId(9).opcode(0, Opcode.RDMA_WRITE).sge(mrA, 0, 64)
                         .remote(mrB.address(), mrB.rkey() ^ 0x5a5a00));
