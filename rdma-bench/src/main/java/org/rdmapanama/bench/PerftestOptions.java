@@ -1,0 +1,330 @@
+package org.rdmapanama.bench;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The command line of the perftest-compatible subcommands ({@code write_lat},
+ * {@code send_bw}, ...), with perftest's flags, defaults and checks. Parsing
+ * is pure (no device), so it is unit-tested on the host.
+ */
+final class PerftestOptions {
+
+    /** perftest's {@code enum ctx_test_method} verbs and test kinds, one per subcommand. */
+    enum Test {
+        WRITE_LAT("write_lat", Verb.WRITE, false),
+        READ_LAT("read_lat", Verb.READ, false),
+        SEND_LAT("send_lat", Verb.SEND, false),
+        ATOMIC_LAT("atomic_lat", Verb.ATOMIC, false),
+        WRITE_BW("write_bw", Verb.WRITE, true),
+        READ_BW("read_bw", Verb.READ, true),
+        SEND_BW("send_bw", Verb.SEND, true);
+
+        final String command;
+        final Verb verb;
+        final boolean bw;
+
+        Test(String command, Verb verb, boolean bw) {
+            this.command = command;
+            this.verb = verb;
+            this.bw = bw;
+        }
+
+        static Test of(String command) {
+            for (Test t : values()) {
+                if (t.command.equals(command)) {
+                    return t;
+                }
+            }
+            return null;
+        }
+
+        /** What perftest's banner calls the test: "RDMA_Write Latency Test", "Send BW Test". */
+        String banner(boolean fetchAndAdd) {
+            String v = switch (verb) {
+                case SEND -> "Send";
+                case WRITE -> "RDMA_Write";
+                case READ -> "RDMA_Read";
+                case ATOMIC -> "Atomic " + (fetchAndAdd ? "FETCH_AND_ADD" : "CMP_AND_SWAP");
+            };
+            return v + (bw ? " BW" : " Latency") + " Test";
+        }
+    }
+
+    /** perftest's verb order (SEND, WRITE, READ, ATOMIC) decides what its address lines show. */
+    enum Verb { SEND, WRITE, READ, ATOMIC }
+
+    static final int DEFAULT_PORT = 18515;
+    static final int MAX_SIZE = 1 << 23;           // perftest's MAX_SIZE: -a goes 2 .. 2^23
+    static final int DEF_RX_SEND = 512;
+    static final int DEF_CQ_MOD = 100;
+    static final int MSG_SIZE_CQ_MOD_LIMIT = 8192; // above this perftest signals every WR
+    static final int MIN_ITERS = 5;
+
+    Test test;
+    String device;
+    int ibPort = 1;
+    Integer gidIndex;
+    int size;
+    boolean sizeGiven;
+    boolean allSizes;
+    int iters;
+    Integer duration;
+    boolean rdmaCm;
+    int txDepth;
+    boolean txDepthGiven;
+    int inlineSize = -1;
+    int numQps = 1;
+    boolean reportGbits;
+    int port = DEFAULT_PORT;
+    String transport;
+    boolean fetchAndAdd = true;
+    String server;
+    /** {@code -F}: accepted and ignored (perftest's CPU frequency check; we use System.nanoTime). */
+    boolean ignoreCpuFreq;
+    boolean noWarmup;
+
+    /**
+     * An unreported run of the same test before the reported one, so that the
+     * JIT has compiled the loops: JMH's warm-up, for a tool that natively has none.
+     */
+    boolean warmup() {
+        return !noWarmup && duration == null;
+    }
+
+    boolean isServer() {
+        return server == null;
+    }
+
+    /** Sizes to run: {@code -s}, or 2, 4, ... 2^23 with {@code -a}. */
+    int[] sizes() {
+        if (!allSizes) {
+            return new int[] {size};
+        }
+        int[] s = new int[23];
+        for (int i = 1; i <= 23; i++) {
+            s[i - 1] = 1 << i;
+        }
+        return s;
+    }
+
+    int maxSize() {
+        return allSizes ? MAX_SIZE : size;
+    }
+
+    /** Receives kept posted for Send tests: perftest's rx depth (512, at most -n). */
+    int rxDepth() {
+        if (test.verb != Verb.SEND) {
+            return 1;
+        }
+        return duration != null ? DEF_RX_SEND : Math.min(DEF_RX_SEND, iters);
+    }
+
+    /** perftest's CQ moderation: every 100th WR signaled, every WR above 8 KiB (not with -a), at most tx depth. */
+    int cqMod() {
+        int mod = DEF_CQ_MOD;
+        if (size > MSG_SIZE_CQ_MOD_LIMIT && !allSizes) {
+            mod = 1;
+        }
+        return Math.max(1, Math.min(mod, txDepth));
+    }
+
+    /** Inline bytes: {@code -I}, else 0 (perftest disables inline on devices it does not recognize, as rxe and siw). */
+    int inline() {
+        if (test.verb == Verb.READ || test.verb == Verb.ATOMIC) {
+            return 0;
+        }
+        return Math.max(0, inlineSize);
+    }
+
+    /**
+     * Parses {@code args} for {@code test}; null for {@code -h}.
+     *
+     * @throws IllegalArgumentException with a one-line message naming the bad flag or value
+     */
+    static PerftestOptions parse(Test test, String[] args) {
+        PerftestOptions o = new PerftestOptions();
+        o.test = test;
+        List<String> rest = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            String inlineValue = null;
+            if (a.startsWith("--") && a.indexOf('=') > 0) {
+                inlineValue = a.substring(a.indexOf('=') + 1);
+                a = a.substring(0, a.indexOf('='));
+            }
+            boolean takesValue = switch (a) {
+                case "-d", "--ib-dev", "-i", "--ib-port", "-x", "--gid-index", "-s", "--size", "-n", "--iters",
+                     "-D", "--duration", "-t", "--tx-depth", "-I", "--inline_size", "-q", "--qp", "-p", "--port",
+                     "--transport", "-A", "--atomic_type" -> true;
+                default -> false;
+            };
+            String v = null;
+            if (takesValue) {
+                if (inlineValue != null) {
+                    v = inlineValue;
+                } else if (i + 1 < args.length) {
+                    v = args[++i];
+                } else {
+                    throw new IllegalArgumentException("option " + a + " needs a value");
+                }
+            } else if (inlineValue != null) {
+                throw new IllegalArgumentException("option " + a + " takes no value");
+            }
+            switch (a) {
+                case "-h", "--help" -> {
+                    return null;
+                }
+                case "-d", "--ib-dev" -> o.device = nonEmpty(a, v);
+                case "-i", "--ib-port" -> o.ibPort = number(a, v, 1, 255);
+                case "-x", "--gid-index" -> o.gidIndex = number(a, v, 0, 65535);
+                case "-s", "--size" -> {
+                    o.size = number(a, v, 1, MAX_SIZE);
+                    o.sizeGiven = true;
+                }
+                case "-a", "--all" -> o.allSizes = true;
+                case "-n", "--iters" -> o.iters = number(a, v, MIN_ITERS, 100_000_000);
+                case "-D", "--duration" -> o.duration = number(a, v, 1, 86_400);
+                case "-R", "--rdma_cm" -> o.rdmaCm = true;
+                case "-t", "--tx-depth" -> {
+                    o.txDepth = number(a, v, 1, 16384);
+                    o.txDepthGiven = true;
+                }
+                case "-I", "--inline_size" -> o.inlineSize = number(a, v, 0, 1 << 16);
+                case "-q", "--qp" -> {
+                    o.numQps = number(a, v, 1, 65536);
+                    if (o.numQps != 1) {
+                        throw new IllegalArgumentException("option " + a + ": only 1 QP is supported, got " + v);
+                    }
+                }
+                case "-F", "--CPU-freq" -> o.ignoreCpuFreq = true;
+                case "--report_gbits" -> o.reportGbits = true;
+                case "--no-warmup" -> o.noWarmup = true;
+                case "-p", "--port" -> o.port = number(a, v, 1, 65535);
+                case "--transport" -> {
+                    try {
+                        org.rdmapanama.Transport.parse(v);
+                    } catch (IllegalArgumentException e) {
+                        throw new IllegalArgumentException("option --transport: " + e.getMessage());
+                    }
+                    o.transport = v;
+                }
+                case "-A", "--atomic_type" -> {
+                    if (test.verb != Verb.ATOMIC) {
+                        throw new IllegalArgumentException("option " + a + " is for atomic_lat only");
+                    }
+                    switch (v) {
+                        case "FETCH_AND_ADD" -> o.fetchAndAdd = true;
+                        case "CMP_AND_SWAP" -> o.fetchAndAdd = false;
+                        default -> throw new IllegalArgumentException(
+                                "option " + a + " must be CMP_AND_SWAP or FETCH_AND_ADD, got '" + v + "'");
+                    }
+                }
+                default -> {
+                    if (a.startsWith("-")) {
+                        throw new IllegalArgumentException("unknown option '" + args[i] + "'");
+                    }
+                    rest.add(a);
+                }
+            }
+        }
+        if (rest.size() > 1) {
+            throw new IllegalArgumentException("one server address at most, got " + String.join(" ", rest));
+        }
+        o.server = rest.isEmpty() ? null : rest.getFirst();
+        o.applyDefaults();
+        return o;
+    }
+
+    private void applyDefaults() {
+        if (test.verb == Verb.ATOMIC) {
+            if (sizeGiven && size != 8) {
+                throw new IllegalArgumentException("message size cannot be changed for atomic tests (always 8 bytes)");
+            }
+            if (allSizes) {
+                throw new IllegalArgumentException("option -a does not apply to atomic tests (always 8 bytes)");
+            }
+            size = 8;
+        } else if (!sizeGiven) {
+            size = test.bw ? 65536 : 2;
+        }
+        if (allSizes && sizeGiven) {
+            throw new IllegalArgumentException("options -a and -s exclude each other");
+        }
+        if (duration != null) {
+            if (iters != 0) {
+                throw new IllegalArgumentException("options -D and -n exclude each other");
+            }
+            if (allSizes) {
+                throw new IllegalArgumentException("option -D cannot run with -a");
+            }
+            if (duration < 5) {
+                throw new IllegalArgumentException("option -D must be at least 5 seconds (2 s warm-up and cool-down), got "
+                        + duration);
+            }
+        }
+        if (iters == 0) {
+            iters = 1000; // perftest's DEF_ITERS (write_bw's 5000 only matters with its cycle buffer)
+        }
+        if (!txDepthGiven) {
+            txDepth = test.bw ? 128 : 1;
+        }
+        if (!test.bw && txDepth != 1) {
+            throw new IllegalArgumentException("latency tests keep one operation in flight: -t must be 1, got " + txDepth);
+        }
+        if (duration == null && txDepth > iters) {
+            txDepth = iters; // perftest: tx depth at most -n
+        }
+    }
+
+    private static String nonEmpty(String flag, String v) {
+        if (v.isBlank()) {
+            throw new IllegalArgumentException("option " + flag + " needs a non-empty value");
+        }
+        return v;
+    }
+
+    static int number(String flag, String v, int min, int max) {
+        long n;
+        try {
+            n = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("option " + flag + " needs a number, got '" + v + "'");
+        }
+        if (n < min || n > max) {
+            throw new IllegalArgumentException("option " + flag + " must be " + min + ".." + max + ", got " + v);
+        }
+        return (int) n;
+    }
+
+    static void usage(Test test, PrintStream s) {
+        s.println("Usage:");
+        s.println("  rdma-bench " + test.command + "            start a server and wait for connection");
+        s.println("  rdma-bench " + test.command + " <host>     connect to server at <host>");
+        s.println();
+        s.println("Options:");
+        s.println("  -a, --all                 Run sizes from 2 till 2^23");
+        s.println("  -d, --ib-dev=<dev>        Use IB device <dev> (default: RDMA_DEVICE, else the first active)");
+        s.println("  -D, --duration=<sec>      Run test for a customized period of seconds (at least 5)");
+        s.println("  -F, --CPU-freq            Accepted, no effect (times come from System.nanoTime)");
+        s.println("      --no-warmup           Skip the unreported warm-up run (the JIT compiles the loops during it)");
+        s.println("  -i, --ib-port=<port>      Use port <port> of IB device (default 1)");
+        s.println("  -I, --inline_size=<size>  Max size of message to be sent in inline (default 0)");
+        s.println("  -n, --iters=<iters>       Number of exchanges (at least " + MIN_ITERS + ", default 1000)");
+        s.println("  -p, --port=<port>         Listen on/connect to port <port> (default " + DEFAULT_PORT + ")");
+        s.println("  -q, --qp=<num of qp's>    Num of qp's (only 1 is supported)");
+        s.println("  -R, --rdma_cm             Connect QPs with rdma_cm and run test on those QPs (needed for iWARP)");
+        s.println("  -s, --size=<size>         Size of message to exchange (default " + (test.verb == Verb.ATOMIC ? 8
+                : test.bw ? 65536 : 2) + ")");
+        s.println("  -t, --tx-depth=<dep>      Size of tx queue (default " + (test.bw ? 128 : 1) + ")");
+        s.println("  -x, --gid-index=<index>   Test uses GID with GID index");
+        if (test.verb == Verb.ATOMIC) {
+            s.println("  -A, --atomic_type=<type>  CMP_AND_SWAP or FETCH_AND_ADD (default FETCH_AND_ADD)");
+        }
+        if (test.bw) {
+            s.println("      --report_gbits        Report Max/Average BW of test in Gbit/sec (instead of MB/sec)");
+        }
+        s.println("      --transport=<t>       iwarp, rocev2 or ib (default: RDMA_TRANSPORT, else any)");
+    }
+}

@@ -1,0 +1,239 @@
+package org.rdmapanama.bench;
+
+import org.junit.jupiter.api.Test;
+import org.rdmapanama.bench.PerftestOptions.Verb;
+
+import java.util.Arrays;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The perftest subcommands without a device: flags, validation, statistics, report lines, the setup message. */
+class PerftestCliTest {
+    static PerftestOptions parse(PerftestOptions.Test t, String... args) {
+        return PerftestOptions.parse(t, args);
+    }
+
+    @Test
+    void defaultsAreperftests() {
+        PerftestOptions o = parse(PerftestOptions.Test.WRITE_LAT);
+        assertTrue(o.isServer());
+        assertEquals(2, o.size);
+        assertEquals(1000, o.iters);
+        assertEquals(1, o.txDepth);
+        assertEquals(18515, o.port);
+        assertEquals(0, o.inline());
+
+        o = parse(PerftestOptions.Test.SEND_BW, "10.0.0.1");
+        assertEquals("10.0.0.1", o.server);
+        assertEquals(65536, o.size);
+        assertEquals(128, o.txDepth);
+        assertEquals(1, o.cqMod(), "above 8 KiB every WR is signaled");
+        assertEquals(512, o.rxDepth());
+
+        o = parse(PerftestOptions.Test.WRITE_BW, "-s", "4096", "-n", "50");
+        assertEquals(50, o.txDepth, "tx depth is at most -n");
+        assertEquals(50, o.cqMod(), "CQ moderation is at most the tx depth");
+
+        o = parse(PerftestOptions.Test.ATOMIC_LAT);
+        assertEquals(8, o.size);
+        assertTrue(o.fetchAndAdd);
+        assertEquals(Verb.ATOMIC, o.test.verb);
+    }
+
+    @Test
+    void shortAndLongFlags() {
+        PerftestOptions o = parse(PerftestOptions.Test.SEND_LAT, "-d", "rxe0", "-i", "1", "-x", "3", "-s", "64", "-n", "200",
+                "-R", "-I", "64", "-q", "1", "-F", "-p", "20000", "--transport=rocev2", "host");
+        assertEquals("rxe0", o.device);
+        assertEquals(3, o.gidIndex);
+        assertEquals(64, o.size);
+        assertEquals(200, o.iters);
+        assertTrue(o.rdmaCm);
+        assertEquals(64, o.inline());
+        assertEquals(20000, o.port);
+        assertEquals("rocev2", o.transport);
+        assertEquals(200, o.rxDepth());
+
+        o = parse(PerftestOptions.Test.WRITE_BW, "--ib-dev=siw0", "--size=1024", "--iters", "100", "--rdma_cm",
+                "--gid-index=0", "--port=7000", "--report_gbits", "--tx-depth=16");
+        assertEquals("siw0", o.device);
+        assertEquals(1024, o.size);
+        assertEquals(100, o.iters);
+        assertTrue(o.rdmaCm && o.reportGbits);
+        assertEquals(16, o.txDepth);
+
+        o = parse(PerftestOptions.Test.READ_LAT, "-a");
+        assertArrayEquals(new int[] {2, 4, 8}, Arrays.copyOf(o.sizes(), 3));
+        assertEquals(23, o.sizes().length);
+        assertEquals(1 << 23, o.sizes()[22]);
+        assertEquals(0, o.inline(), "no inline for RDMA Read");
+
+        o = parse(PerftestOptions.Test.WRITE_LAT, "-D", "10");
+        assertEquals(10, o.duration);
+
+        assertNull(parse(PerftestOptions.Test.WRITE_LAT, "-h"));
+    }
+
+    @Test
+    void badFlagsAreOneLineErrors() {
+        String[][] bad = {
+                {"--bogus"}, {"-s"}, {"-s", "abc"}, {"-s", "0"}, {"-s", "8388609"}, {"-n", "4"}, {"-q", "2"},
+                {"-p", "70000"}, {"--transport=carrier-pigeon"}, {"-a", "-s", "64"}, {"-D", "3"}, {"-D", "10", "-n", "100"},
+                {"-D", "10", "-a"}, {"-t", "4"}, {"a", "b"}, {"--size"}, {"-R=1"},
+        };
+        for (String[] args : bad) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> parse(PerftestOptions.Test.WRITE_LAT, args), String.join(" ", args));
+            assertFalse(e.getMessage().contains("\n"), e.getMessage());
+        }
+        assertThrows(IllegalArgumentException.class, () -> parse(PerftestOptions.Test.ATOMIC_LAT, "-s", "16"));
+        assertThrows(IllegalArgumentException.class, () -> parse(PerftestOptions.Test.ATOMIC_LAT, "-A", "XOR"));
+        assertThrows(IllegalArgumentException.class, () -> parse(PerftestOptions.Test.WRITE_LAT, "-A", "CMP_AND_SWAP"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> parse(PerftestOptions.Test.WRITE_BW, "-q", "4"))
+                .getMessage().contains("only 1 QP"));
+    }
+
+    @Test
+    void badFlagsThroughMainExit2WithUsageAndNoStackTrace() {
+        MainTest.Result r = MainTest.run("write_lat", "-s", "banana");
+        assertEquals(2, r.status());
+        assertTrue(r.err().startsWith("rdma-bench write_lat: option -s needs a number, got 'banana'"), r.err());
+        assertTrue(r.err().contains("Usage:"), r.err());
+        assertFalse(r.err().contains("Exception"), r.err());
+
+        r = MainTest.run("send_bw", "-h");
+        assertEquals(0, r.status());
+        assertTrue(r.out().contains("--report_gbits"), r.out());
+    }
+
+    /**
+     * A known sample: posts at cumulative times giving 12 deltas of
+     * 10..120 us (shuffled). perftest sorts, drops the 2 largest (110, 120),
+     * keeps n = 10: min 10, max delta[10] = 110, median of 10 (n-1 odd) =
+     * (50+60)/2 = 55, avg 55, percentiles at ceil(9.9) = 10 and ceil(9.99) = 10.
+     * With rtt factor 2 every figure halves.
+     */
+    @Test
+    void latencyStatisticsAsPerftest() {
+        long[] deltasUs = {70, 10, 120, 30, 50, 90, 20, 110, 40, 60, 100, 80};
+        long[] posted = new long[deltasUs.length + 1];
+        for (int i = 0; i < deltasUs.length; i++) {
+            posted[i + 1] = posted[i] + deltasUs[i] * 1000;
+        }
+        PerftestStats.Latency l = PerftestStats.latency(2, posted, posted.length, 1);
+        assertEquals(10.0, l.min());
+        assertEquals(110.0, l.max());
+        assertEquals(55.0, l.typical());
+        assertEquals(55.0, l.avg());
+        // perftest's int arithmetic: diffs 45, 35, ..., -45 are exact here: sqrt(mean of squares) = sqrt(825)
+        assertEquals(Math.sqrt(825), l.stdev(), 1e-9);
+        assertEquals(110.0, l.p99());
+        assertEquals(110.0, l.p999());
+        assertEquals(13, l.iters());
+
+        PerftestStats.Latency half = PerftestStats.latency(2, posted, posted.length, 2);
+        assertEquals(5.0, half.min());
+        assertEquals(27.5, half.typical());
+        assertEquals(55.0, half.max());
+        // halves: diffs 22.5 -> 22 (truncated like C's int), 17.5 -> 17, ...
+        double sum = 0;
+        for (int d : new int[] {22, 17, 12, 7, 2, -2, -7, -12, -17, -22}) {
+            sum += d * d;
+        }
+        assertEquals(Math.sqrt(sum / 10), half.stdev(), 1e-9);
+    }
+
+    @Test
+    void medianOfAnOddCountIsTheMiddle() {
+        // 12 deltas -> n = 9 after the tail: (n - 1) % 2 == 0 picks delta[4]
+        long[] posted = new long[12];
+        for (int i = 1; i < posted.length; i++) {
+            posted[i] = posted[i - 1] + i * 1000L; // deltas 1..11 us
+        }
+        PerftestStats.Latency l = PerftestStats.latency(2, posted, posted.length, 1);
+        assertEquals(5.0, l.typical());
+        assertEquals(1.0, l.min());
+        assertEquals(10.0, l.max());
+        assertEquals(5.0, l.avg());
+        assertThrows(IllegalArgumentException.class, () -> PerftestStats.latency(2, new long[3], 3, 1));
+    }
+
+    @Test
+    void bandwidthAsPerftest() {
+        // 4 WRs of 1 MiB, each signaled (cqMod 1): posted at 0,0,0,0 ms, completed at 1,2,3,4 ms.
+        long ms = 1_000_000;
+        long[] posted = {0, 0, 0, 0};
+        long[] completed = {ms, 2 * ms, 3 * ms, 4 * ms};
+        PerftestStats.Bandwidth b = PerftestStats.bandwidth(1 << 20, 4, posted, completed, 1, 0, 4 * ms, false);
+        assertEquals(1000.0, b.avg(), 1e-9);       // 4 MiB in 4 ms
+        assertEquals(1000.0, b.peak(), 1e-9);      // best (c[j] - p[i]) / (j - i + 1) = 1 ms per MiB
+        assertEquals(0.001, b.msgRate(), 1e-12);   // 1000 messages/s
+        PerftestStats.Bandwidth g = PerftestStats.bandwidth(1 << 20, 4, posted, completed, 1, 0, 4 * ms, true);
+        assertEquals((1 << 20) * 8 / 1e9 * 1000, g.avg(), 1e-9);
+        // cqMod 2: only entries 1 and 3 are read; the others may hold anything.
+        long[] sparse = {-1, 2 * ms, -1, 4 * ms};
+        assertEquals(1000.0, PerftestStats.bandwidth(1 << 20, 4, posted, sparse, 2, 0, 4 * ms, false).peak(), 1e-9);
+        assertEquals(0.0, PerftestStats.bandwidth(1 << 20, 4, null, null, 2, 0, 4 * ms, false).peak());
+    }
+
+    @Test
+    void reportLinesMatchPerftestsFormat() {
+        assertEquals(" 2       200          11.64          8127.96      3988.47  \t       3404.20     \t1272.26\t\t8049.75 \t\t8127.96",
+                new PerftestStats.Latency(2, 200, 11.64, 8127.96, 3988.47, 3404.20, 1272.26, 8049.75, 8127.96).row());
+        assertEquals(" 65536      500              45.94              18.12  \t\t   0.000290",
+                new PerftestStats.Bandwidth(65536, 500, 45.94, 18.12, 0.000290).row());
+        assertEquals("0000", PerftestStats.cHex(0, 4));
+        assertEquals("0x0011", PerftestStats.cHex(0x11, 6));
+        assertEquals("0x638f8", PerftestStats.cHex(0x638f8, 6));
+        assertEquals("0x0003bc", PerftestStats.cHex(0x3bc, 8));
+        assertEquals("0x00563be1754000", PerftestStats.cHex(0x563be1754000L, 16));
+        byte[] gid = new byte[16];
+        gid[10] = (byte) 255;
+        gid[11] = (byte) 255;
+        gid[12] = 10;
+        gid[13] = 77;
+        gid[15] = 1;
+        assertEquals(" GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:77:00:01", PerftestStats.gidLine(gid));
+    }
+
+    @Test
+    void setupMessageRoundTripsAndRejectsMismatches() {
+        PerftestOptions o = parse(PerftestOptions.Test.WRITE_LAT, "-n", "200");
+        byte[] gid = new byte[16];
+        gid[15] = 7;
+        PerftestWire mine = new PerftestWire(o.test.ordinal(), PerftestWire.flagsOf(o), 0, 2, 200, 0x11, 0xabcdef,
+                0x7f0000001000L, 0x3bc, 192, gid);
+        byte[] bytes = mine.encode();
+        assertEquals(56, bytes.length);
+        PerftestWire back = PerftestWire.decode(bytes, mine, 192);
+        assertEquals(0x11, back.qpn());
+        assertEquals(0x7f0000001000L, back.address());
+        assertArrayEquals(gid, back.gid());
+        // IB CM pads private data with zeros: accepted; other trailing bytes are not.
+        assertEquals(0x3bc, PerftestWire.decode(Arrays.copyOf(bytes, 196), mine, 192).rkey());
+        byte[] junk = Arrays.copyOf(bytes, 60);
+        junk[59] = 1;
+        assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(junk, mine, 192));
+        assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(Arrays.copyOf(bytes, 40), mine, 192));
+        assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(bytes, mine, 1 << 20));
+
+        PerftestWire otherIters = new PerftestWire(mine.test(), mine.flags(), 0, 2, 100, 1, 1, 0, 0, 192, gid);
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> PerftestWire.decode(otherIters.encode(), mine, 192)).getMessage().contains("-n"));
+        PerftestWire otherTest = new PerftestWire(PerftestOptions.Test.SEND_BW.ordinal(), mine.flags(), 0, 2, 200, 1, 1,
+                0, 0, 192, gid);
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> PerftestWire.decode(otherTest.encode(), mine, 192)).getMessage().contains("send_bw"));
+        byte[] badMagic = bytes.clone();
+        badMagic[0] = 'X';
+        assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(badMagic, mine, 192));
+        byte[] bigQpn = bytes.clone();
+        bigQpn[16] = 1; // qpn 0x01000011 > 24 bits
+        assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(bigQpn, mine, 192));
+    }
+}
