@@ -270,7 +270,7 @@ public final class QueuePair extends NativeResource {
                 ibv_qp_attr.path_mtu(attr, mtuEnum);
                 ibv_qp_attr.dest_qp_num(attr, remote.qpn());
                 ibv_qp_attr.rq_psn(attr, remote.psn());
-                ibv_qp_attr.max_dest_rd_atomic(attr, (byte) Math.min(16, Math.max(1, context.capabilities().maxQpRdAtom())));
+                ibv_qp_attr.max_dest_rd_atomic(attr, (byte) Math.min(255, Math.max(1, context.capabilities().maxQpRdAtom())));
                 ibv_qp_attr.min_rnr_timer(attr, (byte) 12);
                 fillAddress(ibv_qp_attr.ah_attr(attr), remote, port, gidIndex);
                 mask |= Rdma.AV | Rdma.PATH_MTU | Rdma.DEST_QPN | Rdma.RQ_PSN | Rdma.MAX_DEST_RD_ATOMIC
@@ -305,7 +305,7 @@ public final class QueuePair extends NativeResource {
                 ibv_qp_attr.timeout(attr, (byte) 14);
                 ibv_qp_attr.retry_cnt(attr, (byte) 7);
                 ibv_qp_attr.rnr_retry(attr, (byte) 7);
-                ibv_qp_attr.max_rd_atomic(attr, (byte) Math.min(16, Math.max(1, context.capabilities().maxQpInitRdAtom())));
+                ibv_qp_attr.max_rd_atomic(attr, (byte) Math.min(255, Math.max(1, context.capabilities().maxQpInitRdAtom())));
                 mask |= Rdma.TIMEOUT | Rdma.RETRY_CNT | Rdma.RNR_RETRY | Rdma.MAX_QP_RD_ATOMIC;
             }
             modify(attr, mask, "RTR -> RTS");

@@ -12,9 +12,11 @@ package org.rdmapanama.cm;
  * @param rdmaReadDepth      outstanding RDMA Reads/atomics in each direction (responder_resources, initiator_depth)
  * @param retryCount         transport retries before an error completion (0..7)
  * @param rnrRetryCount      receiver-not-ready retries (0..7; 7 means forever)
+ * @param signalAll          every send completes on the CQ (false: only those flagged signaled)
  */
 public record ConnectionOptions(int sendDepth, int recvDepth, int sendSge, int recvSge, int inlineData,
-                                int cqSize, int rdmaReadDepth, int retryCount, int rnrRetryCount) {
+                                int cqSize, int rdmaReadDepth, int retryCount, int rnrRetryCount,
+                                boolean signalAll) {
     public ConnectionOptions {
         check("sendDepth", sendDepth, 1, Integer.MAX_VALUE);
         check("recvDepth", recvDepth, 1, Integer.MAX_VALUE);
@@ -27,6 +29,12 @@ public record ConnectionOptions(int sendDepth, int recvDepth, int sendSge, int r
         check("rnrRetryCount", rnrRetryCount, 0, 7);
     }
 
+    /** Every send signaled, as before {@code signalAll} existed. */
+    public ConnectionOptions(int sendDepth, int recvDepth, int sendSge, int recvSge, int inlineData,
+                             int cqSize, int rdmaReadDepth, int retryCount, int rnrRetryCount) {
+        this(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, rdmaReadDepth, retryCount, rnrRetryCount, true);
+    }
+
     private static void check(String name, int v, int min, int max) {
         if (v < min || v > max) {
             throw new IllegalArgumentException(name + " must be " + min + ".." + max + ", got " + v);
@@ -34,23 +42,32 @@ public record ConnectionOptions(int sendDepth, int recvDepth, int sendSge, int r
     }
 
     public static ConnectionOptions defaults() {
-        return new ConnectionOptions(64, 64, 1, 1, 0, 256, 1, 7, 7);
+        return new ConnectionOptions(64, 64, 1, 1, 0, 256, 1, 7, 7, true);
     }
 
     public ConnectionOptions withDepth(int send, int recv) {
         return new ConnectionOptions(send, recv, sendSge, recvSge, inlineData, Math.max(cqSize, send + recv),
-                rdmaReadDepth, retryCount, rnrRetryCount);
+                rdmaReadDepth, retryCount, rnrRetryCount, signalAll);
     }
 
     public ConnectionOptions withSge(int send, int recv) {
-        return new ConnectionOptions(sendDepth, recvDepth, send, recv, inlineData, cqSize, rdmaReadDepth, retryCount, rnrRetryCount);
+        return new ConnectionOptions(sendDepth, recvDepth, send, recv, inlineData, cqSize, rdmaReadDepth, retryCount, rnrRetryCount, signalAll);
     }
 
     public ConnectionOptions withInline(int bytes) {
-        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, bytes, cqSize, rdmaReadDepth, retryCount, rnrRetryCount);
+        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, bytes, cqSize, rdmaReadDepth, retryCount, rnrRetryCount, signalAll);
+    }
+
+    public ConnectionOptions withSignalAll(boolean all) {
+        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, rdmaReadDepth, retryCount, rnrRetryCount, all);
+    }
+
+    /** Outstanding RDMA Reads/atomics each way (responder_resources, initiator_depth). */
+    public ConnectionOptions withRdmaReadDepth(int depth) {
+        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, depth, retryCount, rnrRetryCount, signalAll);
     }
 
     public ConnectionOptions withRnrRetry(int count) {
-        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, rdmaReadDepth, retryCount, count);
+        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, rdmaReadDepth, retryCount, count, signalAll);
     }
 }

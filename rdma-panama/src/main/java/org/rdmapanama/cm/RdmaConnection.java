@@ -77,7 +77,8 @@ public final class RdmaConnection implements AutoCloseable {
             this.pd = ctx.allocateProtectionDomain();
             this.cq = ctx.createCompletionQueue(options.cqSize());
             QueuePairConfig config = QueuePairConfig.rc(cq).withQueueDepth(options.sendDepth(), options.recvDepth())
-                    .withSge(options.sendSge(), options.recvSge()).withInline(options.inlineData());
+                    .withSge(options.sendSge(), options.recvSge()).withInline(options.inlineData())
+                    .withSignalAll(options.signalAll());
             this.qp = createQp(config);
             ok = true;
         } finally {
