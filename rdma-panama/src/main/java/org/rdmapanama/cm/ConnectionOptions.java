@@ -27,6 +27,11 @@ public record ConnectionOptions(int sendDepth, int recvDepth, int sendSge, int r
         check("rdmaReadDepth", rdmaReadDepth, 0, 255);
         check("retryCount", retryCount, 0, 7);
         check("rnrRetryCount", rnrRetryCount, 0, 7);
+        // One CQ takes both queues' completions: smaller, and they would be lost silently.
+        if ((long) sendDepth + recvDepth > cqSize) {
+            throw new IllegalArgumentException("cqSize " + cqSize + " cannot hold sendDepth " + sendDepth
+                    + " + recvDepth " + recvDepth + " completions; completions beyond it would be lost");
+        }
     }
 
     /** Every send signaled, as before {@code signalAll} existed. */

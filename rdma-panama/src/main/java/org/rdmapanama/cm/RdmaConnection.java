@@ -271,6 +271,13 @@ public final class RdmaConnection implements AutoCloseable {
         }
         if (ev.type() == CmEventType.DISCONNECTED || ev.type() == CmEventType.DEVICE_REMOVAL) {
             state = State.DISCONNECTED;
+            // Flush what is outstanding (WR_FLUSH_ERR) instead of leaving it pending
+            // forever: neither rxe nor siw moves the QP to ERR by itself.
+            try {
+                qp.toError();
+            } catch (RdmaException | IllegalStateException e) {
+                log.debug("moving {} to ERR after {}: {}", describe(), ev.type(), e.getMessage());
+            }
         }
         return ev.type();
     }
