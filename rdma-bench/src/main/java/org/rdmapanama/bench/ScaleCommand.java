@@ -1,0 +1,313 @@
+package org.rdmapanama.bench;
+
+import org.rdmapanama.Access;
+import org.rdmapanama.CompletionBatch;
+import org.rdmapanama.MemoryRegion;
+import org.rdmapanama.Opcode;
+import org.rdmapanama.RdmaException;
+import org.rdmapanama.ReceiveRequest;
+import org.rdmapanama.RemoteBuffer;
+import org.rdmapanama.SendRequest;
+import org.rdmapanama.cm.ConnectionOptions;
+import org.rdmapanama.cm.RdmaConnection;
+import org.rdmapanama.cm.RdmaListener;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * {@code rdma-bench scale}: many rdma_cm connections between two processes,
+ * and a connect/disconnect soak that reports memory.
+ * <pre>
+ *   scale server -a ADDR [-p PORT] [-c N]     accept N connections, check each one's Write and Send
+ *   scale client -a ADDR [-p PORT] [-c N]     open N connections, one RDMA Write + one Send each, close
+ *   scale cycles -a ADDR [-n N]               N connect/write/disconnect cycles in this process;
+ *                                             RSS, rdma res and (with -XX:NativeMemoryTracking=summary) NMT figures
+ * </pre>
+ * The client prints the connection rate (connections/s from the first
+ * resolve to the last ESTABLISHED), and the total time with data and close,
+ * to compare with {@code ucmatose -c N}.
+ */
+final class ScaleCommand {
+    private ScaleCommand() {}
+
+    static final Duration T = Duration.ofSeconds(60);
+    /** Small queues: 256 connections each get a QP and a CQ. */
+    static final ConnectionOptions OPTIONS = new ConnectionOptions(4, 4, 1, 1, 0, 8, 1, 7, 7);
+    static final long TAG = 0x5ca1e00000000000L;
+
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length == 0 || args[0].equals("-h")) {
+            usage(args.length == 0 ? err : out);
+            return args.length == 0 ? Main.USAGE : Main.OK;
+        }
+        String mode = args[0];
+        String addr = null;
+        int port = 7480, count = mode.equals("cycles") ? 1000 : 256;
+        try {
+            for (int i = 1; i < args.length; i++) {
+                switch (args[i]) {
+                    case "-a" -> addr = args[++i];
+                    case "-p" -> port = positive("-p", args[++i], 65535);
+                    case "-c", "-n" -> count = positive(args[i], args[++i], 1_000_000);
+                    default -> throw new IllegalArgumentException("unknown option '" + args[i] + "'");
+                }
+            }
+            if (addr == null) {
+                throw new IllegalArgumentException("-a ADDR is required (rdma_cm picks the device by address)");
+            }
+            if (!List.of("server", "client", "cycles").contains(mode)) {
+                throw new IllegalArgumentException("unknown mode '" + mode + "'; expected server, client or cycles");
+            }
+        } catch (ArrayIndexOutOfBoundsException e) {
+            err.println("rdma-bench scale: option " + args[args.length - 1] + " needs a value");
+            return Main.USAGE;
+        } catch (IllegalArgumentException e) {
+            err.println("rdma-bench scale: " + e.getMessage());
+            usage(err);
+            return Main.USAGE;
+        }
+        try {
+            InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(addr), port);
+            return switch (mode) {
+                case "server" -> server(at, count, out);
+                case "client" -> client(at, count, out);
+                default -> cycles(at, count, out);
+            };
+        } catch (Exception e) {
+            err.println("rdma-bench scale " + mode + ": " + e.getMessage());
+            return Main.FAILED;
+        }
+    }
+
+    private static int positive(String flag, String v, int max) {
+        int n;
+        try {
+            n = Integer.parseInt(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("option " + flag + " must be a number, got '" + v + "'");
+        }
+        if (n < 1 || n > max) {
+            throw new IllegalArgumentException("option " + flag + " must be 1.." + max + ", got " + n);
+        }
+        return n;
+    }
+
+    private static void usage(PrintStream s) {
+        s.println("usage: rdma-bench scale server|client -a ADDR [-p PORT] [-c CONNECTIONS]");
+        s.println("       rdma-bench scale cycles -a ADDR [-n CYCLES]");
+    }
+
+    static int server(InetSocketAddress at, int count, PrintStream out) throws Exception {
+        List<RdmaConnection> conns = new ArrayList<>();
+        List<MemoryRegion> mrs = new ArrayList<>();
+        try (RdmaListener listener = RdmaListener.bind(at, Math.min(count, 1024), OPTIONS);
+             CompletionBatch batch = new CompletionBatch(1)) {
+            out.println("scale server: listening on " + at + " for " + count + " connections");
+            for (int i = 0; i < count; i++) {
+                RdmaConnection c = listener.accept(Duration.ofMinutes(5));
+                if (c == null) {
+                    throw new RdmaException("no connection " + i + " within 5 minutes");
+                }
+                conns.add(c);
+                MemoryRegion mr = c.protectionDomain().allocate(128, Access.REMOTE_WRITE);
+                mrs.add(mr);
+                try (ReceiveRequest recv = c.queuePair().newReceiveRequest(1, 1)) {
+                    c.queuePair().postRecv(recv.wrId(i).sge(mr, 64, 8));
+                }
+                c.accept(mr.remote().toBytes(), T);
+            }
+            int verified = 0;
+            for (int i = 0; i < count; i++) {
+                RdmaConnection c = conns.get(i);
+                if (c.completionQueue().pollUntil(batch, T) != 1) {
+                    throw new RdmaException("no Send on connection " + i);
+                }
+                batch.requireSuccess(0);
+                long sent = mrs.get(i).segment().get(JAVA_LONG, 64), written = mrs.get(i).segment().get(JAVA_LONG, 0);
+                long want = TAG + batch.wrId(0);
+                if (sent != TAG + i || written != TAG + i) {
+                    throw new RdmaException("connection " + i + ": wrote 0x" + Long.toHexString(written) + ", sent 0x"
+                            + Long.toHexString(sent) + ", expected 0x" + Long.toHexString(want));
+                }
+                verified++;
+            }
+            for (RdmaConnection c : conns) {
+                if (!c.awaitDisconnect(T)) {
+                    throw new RdmaException("no disconnect from " + c);
+                }
+            }
+            out.println("scale server: " + verified + " connections, data verified on each, all disconnected");
+            return Main.OK;
+        } finally {
+            for (RdmaConnection c : conns) {
+                c.close();
+            }
+        }
+    }
+
+    static int client(InetSocketAddress at, int count, PrintStream out) throws Exception {
+        List<RdmaConnection> conns = new ArrayList<>();
+        try (CompletionBatch batch = new CompletionBatch(1)) {
+            long start = System.nanoTime();
+            for (int i = 0; i < count; i++) {
+                RdmaConnection c = RdmaConnection.resolve(at, null, OPTIONS, T);
+                conns.add(c);
+                c.connect(new byte[0], T);
+            }
+            long connected = System.nanoTime();
+            for (int i = 0; i < count; i++) {
+                RdmaConnection c = conns.get(i);
+                RemoteBuffer peer = RemoteBuffer.fromBytes(c.peerPrivateData());
+                MemoryRegion mine = c.protectionDomain().allocate(64);
+                mine.segment().set(JAVA_LONG, 0, TAG + i);
+                try (SendRequest wr = c.queuePair().newSendRequest(1, 1)) {
+                    c.queuePair().postSend(wr.opcode(0, Opcode.RDMA_WRITE).sge(mine, 0, 8).remote(peer.at(0, 8), peer.rkey()));
+                    if (c.completionQueue().pollUntil(batch, T) != 1) {
+                        throw new RdmaException("no completion for the write on connection " + i);
+                    }
+                    batch.requireSuccess(0);
+                    c.queuePair().postSend(wr.opcode(0, Opcode.SEND).sge(mine, 0, 8));
+                    if (c.completionQueue().pollUntil(batch, T) != 1) {
+                        throw new RdmaException("no completion for the send on connection " + i);
+                    }
+                    batch.requireSuccess(0);
+                }
+            }
+            long data = System.nanoTime();
+            for (RdmaConnection c : conns) {
+                c.close();
+            }
+            conns.clear();
+            long end = System.nanoTime();
+            out.printf("scale client: %d connections established in %.3f s: %.1f connections/s%n", count,
+                    (connected - start) / 1e9, count / ((connected - start) / 1e9));
+            out.printf("scale client: one RDMA Write + one Send each in %.3f s; closed all in %.3f s; total %.3f s%n",
+                    (data - connected) / 1e9, (end - data) / 1e9, (end - start) / 1e9);
+            return Main.OK;
+        } finally {
+            for (RdmaConnection c : conns) {
+                c.close();
+            }
+        }
+    }
+
+    static int cycles(InetSocketAddress base, int n, PrintStream out) throws Exception {
+        int warmup = Math.max(1, Math.min(n / 10, 200));
+        out.println("scale cycles: " + n + " connect/write/disconnect cycles on " + base.getAddress().getHostAddress()
+                + ", warm-up " + warmup);
+        report(out, "start", 0);
+        long start = System.nanoTime();
+        try (RdmaListener listener = RdmaListener.bind(base, 4, ConnectionOptions.defaults());
+             CompletionBatch batch = new CompletionBatch(1)) {
+            for (int i = 0; i < n; i++) {
+                cycle(listener, base, i, batch);
+                if (i + 1 == warmup) {
+                    report(out, "after warm-up", i + 1);
+                } else if ((i + 1) % 1000 == 0) {
+                    out.printf("  %d cycles, %.1f ms/cycle, RSS %d kB%n", i + 1,
+                            (System.nanoTime() - start) / 1e6 / (i + 1), rssKb());
+                }
+            }
+        }
+        out.printf("scale cycles: %d cycles in %.1f s (%.1f ms/cycle)%n", n, (System.nanoTime() - start) / 1e9,
+                (System.nanoTime() - start) / 1e6 / n);
+        report(out, "end", n);
+        return Main.OK;
+    }
+
+    private static void cycle(RdmaListener listener, InetSocketAddress at, int i, CompletionBatch batch) throws Exception {
+        CompletableFuture<RdmaConnection> accepted = CompletableFuture.supplyAsync(() -> {
+            try {
+                RdmaConnection c = listener.accept(T);
+                MemoryRegion mr = c.protectionDomain().allocate(4096, Access.REMOTE_WRITE);
+                c.accept(mr.remote().toBytes(), T);
+                return c;
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        RdmaConnection server = null;
+        try (RdmaConnection c = RdmaConnection.resolve(at, null, ConnectionOptions.defaults(), T)) {
+            MemoryRegion mine = c.protectionDomain().allocate(4096);
+            c.connect(new byte[0], T);
+            server = accepted.get(60, TimeUnit.SECONDS);
+            RemoteBuffer peer = RemoteBuffer.fromBytes(c.peerPrivateData());
+            mine.segment().set(JAVA_LONG, 0, TAG + i);
+            try (SendRequest wr = c.queuePair().newSendRequest(1, 1)) {
+                c.queuePair().postSend(wr.opcode(0, Opcode.RDMA_WRITE).sge(mine, 0, 64).remote(peer.at(0, 64), peer.rkey()));
+                if (c.completionQueue().pollUntil(batch, T) != 1) {
+                    throw new RdmaException("cycle " + i + ": no completion");
+                }
+                batch.requireSuccess(0);
+            }
+            c.disconnect();
+            if (!server.awaitDisconnect(T)) {
+                throw new RdmaException("cycle " + i + ": the server side saw no disconnect");
+            }
+        } finally {
+            if (server != null) {
+                server.close();
+            }
+        }
+    }
+
+    static long rssKb() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmRSS:")) {
+                return Long.parseLong(line.replaceAll("\\D", ""));
+            }
+        }
+        return -1;
+    }
+
+    private static void report(PrintStream out, String when, int cycles) throws Exception {
+        System.gc();
+        out.printf("  [%s, %d cycles] RSS %d kB; rdma res: %s; NMT: %s%n", when, cycles, rssKb(),
+                command("rdma", "res", "show").lines().filter(l -> l.contains("pd ")).map(String::strip).toList(), nmt());
+    }
+
+    /** The NMT summary's total and the "Other" category (FFM arenas), via jcmd; "off" without the flag. */
+    private static String nmt() throws Exception {
+        String pid = Long.toString(ProcessHandle.current().pid());
+        String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+        String s = command(jcmd, pid, "VM.native_memory", "summary");
+        if (s.contains("not enabled")) {
+            return "off (run with RDMA_JAVA_OPTS=-XX:NativeMemoryTracking=summary)";
+        }
+        StringBuilder b = new StringBuilder();
+        Matcher total = Pattern.compile("Total: reserved=(\\d+\\w+), committed=(\\d+\\w+)(?:, malloc=(\\d+\\w+))?").matcher(s);
+        if (total.find()) {
+            b.append("total committed ").append(total.group(2));
+            if (total.group(3) != null) {
+                b.append(", malloc ").append(total.group(3));
+            }
+        }
+        Matcher other = Pattern.compile("-\\s+Other \\(reserved=(\\d+\\w+), committed=(\\d+\\w+)\\)").matcher(s);
+        if (other.find()) {
+            b.append(", Other (FFM) committed ").append(other.group(2));
+        }
+        return b.isEmpty() ? s.strip() : b.toString();
+    }
+
+    private static String command(String... cmd) throws Exception {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String s = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor(60, TimeUnit.SECONDS);
+        return s;
+    }
+}

@@ -1,0 +1,482 @@
+package org.rdmapanama;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.rdmapanama.FaultRig.CmPair;
+import org.rdmapanama.FaultRig.OobPair;
+import org.rdmapanama.FaultRig.Outcome;
+import org.rdmapanama.cm.CmEventType;
+import org.rdmapanama.cm.CmException;
+import org.rdmapanama.cm.ConnectionOptions;
+import org.rdmapanama.cm.RdmaConnection;
+
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Faults on both lab devices: a peer killed mid-transfer, remote access
+ * errors, a Send nobody posted a receive for, a CQ overrun, and memory or a PD
+ * freed while queue pairs use them. Each case prints one "FAULT ..." line with
+ * what was observed; none may crash the JVM, hang, or leak (LeakFinalTest
+ * checks the kernel's object counts after the suite).
+ */
+@Tag("device")
+class FaultInjectionTest {
+    static final Duration LIMIT = Duration.ofSeconds(60);
+    static final Duration GRACE = Duration.ofSeconds(1);
+
+    static void report(String device, String fault, Object outcome) {
+        System.out.println("FAULT " + device + " | " + fault + " | " + outcome);
+    }
+
+    // --- 1. a peer process killed mid-transfer ---
+
+    private static final ValueLayout.OfLong BE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+    private static final ValueLayout.OfInt BE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
+
+    /**
+     * The peer is the native {@code rping -s}, pinned to vCPU 1; this side is
+     * an rping client (advertise source, server RDMA-Reads it, advertise sink,
+     * server RDMA-Writes it). After a few pings the server is killed with
+     * SIGKILL while this side has an advertisement Send and a receive posted.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"rxe0", "siw0"})
+    void aPeerKilledMidTransferIsReportedAndEverythingIsFreed(String device) throws Exception {
+        InetAddress ip = FaultRig.addressOf(device);
+        int port = FaultRig.nextPort();
+        int size = 16384;
+        Process rping = new ProcessBuilder("taskset", "-c", "1", "rping", "-s", "-a", ip.getHostAddress(),
+                "-p", Integer.toString(port), "-C", "1000000", "-S", Integer.toString(size))
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        RdmaConnection c = null;
+        try {
+            c = connectWithRetry(new InetSocketAddress(ip, port), ConnectionOptions.defaults().withDepth(16, 2));
+            MemoryRegion mr = c.protectionDomain().allocate(2L * size + 64, Access.REMOTE_READ, Access.REMOTE_WRITE);
+            long infoAt = 2L * size, recvAt = 2L * size + 32;
+            FaultRig.fill(mr, 0, size, 3);
+            try (SendRequest send = c.queuePair().newSendRequest(1, 1);
+                 ReceiveRequest recv = c.queuePair().newReceiveRequest(1, 1);
+                 CompletionBatch batch = new CompletionBatch(4)) {
+                recv.wrId(1).sge(mr, recvAt, 16);
+                send.wrId(2).opcode(0, Opcode.SEND).sge(mr, infoAt, 16);
+                c.queuePair().postRecv(recv);
+                int pings = 0;
+                long killedAt = 0;
+                for (int step = 0; killedAt == 0; step++) {
+                    long buf = mr.address() + (step % 2 == 0 ? 0 : size);
+                    mr.segment().set(BE64, infoAt, buf);
+                    mr.segment().set(BE32, infoAt + 8, mr.rkey());
+                    mr.segment().set(BE32, infoAt + 12, size);
+                    c.queuePair().postSend(send);
+                    if (step == 10) {
+                        // 5 pings done; the server is now RDMA-Reading 16 KiB from us.
+                        rping.destroyForcibly(); // SIGKILL
+                        killedAt = System.nanoTime();
+                        break;
+                    }
+                    int done = 0;
+                    while (done < 2) { // our Send and the server's reply
+                        int n = c.completionQueue().pollUntil(batch, Duration.ofSeconds(30));
+                        assertTrue(n > 0, "no completion from the live rping server at step " + step);
+                        for (int i = 0; i < n; i++) {
+                            batch.requireSuccess(i);
+                            if (batch.wrId(i) == 1) {
+                                c.queuePair().postRecv(recv);
+                            }
+                        }
+                        done += n;
+                    }
+                    pings += step % 2;
+                }
+                assertTrue(rping.waitFor(10, TimeUnit.SECONDS), "rping did not die");
+                Outcome o = FaultRig.watch(c, killedAt, LIMIT, GRACE);
+                report(device, "rping -s killed (SIGKILL) after " + pings + " pings, Send+Recv in flight", o);
+                Outcome later = FaultRig.watch(c, System.nanoTime(), Duration.ofSeconds(3), Duration.ZERO);
+                report(device, "  ... then, within 3 s more (a new post watched 2 s)", later + "; QP " + c.queuePair().state()
+                        + "; a new post: " + FaultRig.postAfterFault(c, mr, new RemoteBuffer(mr.address(), mr.rkey(), 64)));
+                assertTrue(o.reported(), "nothing reported within " + LIMIT + ": " + o);
+            }
+            long t = System.nanoTime();
+            c.close();
+            c = null;
+            report(device, "close() after the peer died", "took " + (System.nanoTime() - t) / 1_000_000 + " ms");
+        } finally {
+            rping.destroyForcibly();
+            rping.waitFor(10, TimeUnit.SECONDS);
+            if (c != null) {
+                c.close();
+            }
+        }
+    }
+
+    /**
+     * After the peer disconnects, work still posted here must end (flushed,
+     * IBV_WC_WR_FLUSH_ERR) rather than wait forever: a thread blocked polling
+     * for that receive would otherwise hang.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"rxe0", "siw0"})
+    void aPeerDisconnectFlushesOutstandingWork(String device) throws Exception {
+        try (CmPair p = FaultRig.cmPair(device, ConnectionOptions.defaults(), 4096);
+             ReceiveRequest recv = p.server().queuePair().newReceiveRequest(1, 1)) {
+            p.server().queuePair().postRecv(recv.wrId(42).sge(p.serverMr(), 0, 64));
+            p.client().disconnect();
+            long t = System.nanoTime();
+            Outcome o = FaultRig.watch(p.server(), t, Duration.ofSeconds(10), Duration.ofSeconds(3));
+            QpState state = p.server().queuePair().state();
+            report(device, "peer called rdma_disconnect; a receive was posted here", o + "; QP " + state);
+            assertEquals(CmEventType.DISCONNECTED, o.event(), o.toString());
+            assertEquals(WcStatus.WR_FLUSH_ERR, o.error(), "the posted receive after DISCONNECTED (QP " + state + "): " + o);
+        }
+    }
+
+    static RdmaConnection connectWithRetry(InetSocketAddress where, ConnectionOptions opts) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            Thread.sleep(500); // rping needs a moment to listen
+            RdmaConnection c = RdmaConnection.resolve(where, null, opts, FaultRig.T);
+            try {
+                c.connect(new byte[0], FaultRig.T);
+                return c;
+            } catch (CmException e) {
+                c.close();
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    // --- 2. wrong rkey, out of bounds ---
+
+    record Bad(String name, Opcode op, long offset, int length, boolean wrongKey) {}
+
+    static List<Bad> badAccesses(int mrSize) {
+        return List.of(
+                new Bad("RDMA Write, wrong rkey", Opcode.RDMA_WRITE, 0, 64, true),
+                new Bad("RDMA Read, wrong rkey", Opcode.RDMA_READ, 0, 64, true),
+                new Bad("RDMA Write past the MR's end", Opcode.RDMA_WRITE, mrSize - 32, 64, false),
+                new Bad("RDMA Read past the MR's end", Opcode.RDMA_READ, mrSize - 32, 64, false),
+                new Bad("RDMA Write before the MR's start", Opcode.RDMA_WRITE, -64, 64, false));
+    }
+
+    /** rxe0, out-of-band QPs: each bad access fails with REM_ACCESS_ERR, then both QPs are recycled via RESET. */
+    @Test
+    void remoteAccessErrorsThenTheQpIsRecycledOnRoce() throws Exception {
+        int size = 4096;
+        try (OobPair p = new OobPair(16, size, 16);
+             CompletionBatch batch = new CompletionBatch(8);
+             SendRequest wr = p.a.newSendRequest(1, 1)) {
+            for (Bad bad : badAccesses(size)) {
+                p.a.postSend(wr.wrId(9).opcode(0, bad.op()).sge(p.mrA, 0, bad.length())
+                        .remote(p.mrB.address() + bad.offset(), bad.wrongKey() ? p.mrB.rkey() ^ 0x5a5a00 : p.mrB.rkey()));
+                long t = System.nanoTime();
+                assertEquals(1, p.cqA.pollUntil(batch, LIMIT), bad.name());
+                long ms = (System.nanoTime() - t) / 1_000_000;
+                WcStatus status = batch.status(0);
+                QpState requester = p.a.state(), responder = p.b.state();
+                int atResponder = p.cqB.poll(batch);
+                report("rxe0", bad.name() + " (out-of-band QPs)", "completion " + status.describe()
+                        + " after " + ms + " ms; requester QP " + requester + ", responder QP " + responder
+                        + ", responder completions " + atResponder);
+                assertEquals(WcStatus.REM_ACCESS_ERR, status, bad.name());
+                assertEquals(QpState.ERR, requester, bad.name());
+                // Recycle: RESET, then INIT/RTR/RTS on both sides, and prove the pair works again.
+                p.a.toReset();
+                p.b.toReset();
+                p.bringUp();
+                assertEquals(QpState.RTS, p.a.state());
+                FaultRig.fill(p.mrA, 0, size, bad.hashCode());
+                p.a.postSend(wr.wrId(10).opcode(0, Opcode.RDMA_WRITE).sge(p.mrA, 0, size).remote(p.mrB.address(), p.mrB.rkey()));
+                assertEquals(1, p.cqA.pollUntil(batch, LIMIT));
+                batch.requireSuccess(0);
+                assertTrue(FaultRig.matches(p.mrB, 0, size, bad.hashCode()), "data after recycling");
+            }
+        }
+    }
+
+    /** Over rdma_cm on both devices: each bad access on a fresh connection, then a fresh one that works. */
+    @ParameterizedTest
+    @ValueSource(strings = {"rxe0", "siw0"})
+    void remoteAccessErrorsOverRdmaCmThenANewConnectionWorks(String device) throws Exception {
+        int size = 4096;
+        List<String> failures = new ArrayList<>();
+        for (Bad bad : badAccesses(size)) {
+            try (CmPair p = FaultRig.cmPair(device, ConnectionOptions.defaults(), size);
+                 SendRequest wr = p.client().queuePair().newSendRequest(1, 1)) {
+                p.client().queuePair().postSend(wr.wrId(9).opcode(0, bad.op()).sge(p.clientMr(), 0, bad.length())
+                        .remote(p.atServer().address() + bad.offset(),
+                                bad.wrongKey() ? p.atServer().rkey() ^ 0x5a5a00 : p.atServer().rkey()));
+                long t = System.nanoTime();
+                Outcome o = FaultRig.watch(p.client(), t, LIMIT, GRACE);
+                QpState state = p.client().queuePair().state();
+                Outcome server = FaultRig.watch(p.server(), t, Duration.ofMillis(500), Duration.ZERO);
+                String next = FaultRig.postAfterFault(p.client(), p.clientMr(), p.atServer());
+                report(device, bad.name() + " (rdma_cm)", o + "; client QP " + state + "; server saw " + server
+                        + "; the next write: " + next);
+                if (!o.reported()) {
+                    failures.add(bad.name() + ": nothing reported within " + LIMIT);
+                } else if (device.startsWith("rxe") && o.error() != WcStatus.REM_ACCESS_ERR) {
+                    failures.add(bad.name() + ": " + o);
+                }
+                if (state == QpState.RTS) {
+                    failures.add(bad.name() + ": the client QP is still RTS");
+                }
+            }
+        }
+        assertEquals(List.of(), failures);
+        try (CmPair p = FaultRig.cmPair(device, ConnectionOptions.defaults(), size);
+             SendRequest wr = p.client().queuePair().newSendRequest(1, 1);
+             CompletionBatch batch = new CompletionBatch(4)) {
+            FaultRig.fill(p.clientMr(), 0, size, 77);
+            p.client().queuePair().postSend(wr.opcode(0, Opcode.RDMA_WRITE).sge(p.clientMr(), 0, size)
+                    .remote(p.atServer().address(), p.atServer().rkey()));
+            assertEquals(1, p.client().completionQueue().pollUntil(batch, LIMIT));
+            batch.requireSuccess(0);
+            assertTrue(FaultRig.matches(p.serverMr(), 0, size, 77), "data on the new connection");
+        }
+    }
+
+    // --- 3. a Send without a posted receive ---
+
+    @ParameterizedTest
+    @ValueSource(strings = {"rxe0", "siw0"})
+    void aSendWithoutAPostedReceiveFailsAfterTheRnrRetries(String device) throws Exception {
+        ConnectionOptions opts = ConnectionOptions.defaults().withRnrRetry(1);
+        try (CmPair p = FaultRig.cmPair(device, opts, 4096);
+             SendRequest wr = p.client().queuePair().newSendRequest(1, 1)) {
+            p.client().queuePair().postSend(wr.wrId(5).opcode(0, Opcode.SEND).sge(p.clientMr(), 0, 64));
+            long t = System.nanoTime();
+            Outcome o = FaultRig.watch(p.client(), t, LIMIT, GRACE);
+            QpState state = p.client().queuePair().state();
+            Outcome server = FaultRig.watch(p.server(), t, Duration.ofMillis(500), Duration.ZERO);
+            report(device, "Send, no receive posted, rnr_retry_count 1", o + "; client QP " + state
+                    + "; server saw " + server);
+            assertTrue(o.reported(), "nothing within " + LIMIT + ": " + o);
+            if (device.startsWith("rxe")) {
+                assertEquals(WcStatus.RNR_RETRY_EXC_ERR, o.error(), o.toString());
+                assertEquals(QpState.ERR, state);
+            } else {
+                // iWARP has no RNR: the receiver terminates the connection (DDP "no receive buffer").
+                assertEquals(CmEventType.DISCONNECTED, o.event(), o.toString());
+            }
+        }
+    }
+
+    // --- 4. CQ overrun ---
+
+    @Test
+    void connectionOptionsWithACqSmallerThanTheQueuesAreRefused() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new ConnectionOptions(64, 64, 1, 1, 0, 8, 1, 7, 7),
+                "cqSize 8 < sendDepth 64 + recvDepth 64 was accepted");
+        assertTrue(e.getMessage().contains("cqSize"), e.getMessage());
+    }
+
+    /** What happens today when more signaled work completes than the CQ holds, nothing polling. */
+    @ParameterizedTest
+    @ValueSource(strings = {"rxe0", "siw0"})
+    void overrunningACqIsObserved(String device) throws Exception {
+        int posted;
+        int polled = 0, ok = 0, failed = 0;
+        String firstError = "none";
+        QpState after;
+        int cqSize;
+        if (device.startsWith("rxe")) {
+            OobPair p;
+            try {
+                p = new OobPair(4, 4096, 64);
+            } catch (IllegalArgumentException refused) {
+                report(device, "CQ overrun", "refused when the QP was created: " + refused.getMessage());
+                return;
+            }
+            try (p; SendRequest wr = p.a.newSendRequest(1, 1); CompletionBatch batch = new CompletionBatch(128)) {
+                cqSize = p.cqA.size();
+                posted = cqSize + 8;
+                for (int i = 0; i < posted; i++) {
+                    p.a.postSend(wr.wrId(i).opcode(0, Opcode.RDMA_WRITE).sge(p.mrA, 0, 64).remote(p.mrB.address(), p.mrB.rkey()));
+                }
+                Thread.sleep(3000);
+                int n;
+                while ((n = p.cqA.poll(batch)) > 0) {
+                    for (int i = 0; i < n; i++) {
+                        if (batch.isSuccess(i)) {
+                            ok++;
+                        } else {
+                            failed++;
+                            firstError = firstError.equals("none") ? batch.status(i).describe() : firstError;
+                        }
+                    }
+                    polled += n;
+                }
+                after = p.a.state();
+                // Does the QP still work once the CQ is drained?
+                p.a.postSend(wr.wrId(999).opcode(0, Opcode.RDMA_WRITE).sge(p.mrA, 0, 64).remote(p.mrB.address(), p.mrB.rkey()));
+                int late = p.cqA.pollUntil(batch, Duration.ofSeconds(5));
+                report(device, "CQ overrun (out-of-band QP)", "CQ of " + cqSize + " entries, " + posted
+                        + " signaled RDMA Writes posted (all accepted by ibv_post_send), polled " + polled + " ("
+                        + ok + " ok, " + failed + " failed, first error " + firstError + "), QP " + after
+                        + "; a later write: " + (late == 0 ? "no completion in 5 s" : batch.status(0).describe()));
+            }
+        } else {
+            ConnectionOptions small;
+            try {
+                small = new ConnectionOptions(64, 4, 1, 1, 0, 4, 1, 7, 7);
+            } catch (IllegalArgumentException refused) {
+                report(device, "CQ overrun", "refused by ConnectionOptions: " + refused.getMessage());
+                return;
+            }
+            try (CmPair p = FaultRig.cmPair(device, small, 4096);
+                 SendRequest wr = p.client().queuePair().newSendRequest(1, 1);
+                 CompletionBatch batch = new CompletionBatch(128)) {
+                CompletionQueue cq = p.client().completionQueue();
+                cqSize = cq.size();
+                posted = cqSize + 8;
+                int accepted = 0;
+                String postError = "none";
+                for (int i = 0; i < posted; i++) {
+                    try {
+                        p.client().queuePair().postSend(wr.wrId(i).opcode(0, Opcode.RDMA_WRITE).sge(p.clientMr(), 0, 64)
+                                .remote(p.atServer().address(), p.atServer().rkey()));
+                        accepted++;
+                    } catch (RdmaException e) {
+                        postError = e.getMessage();
+                        break;
+                    }
+                }
+                Thread.sleep(3000);
+                int n;
+                while ((n = cq.poll(batch)) > 0) {
+                    for (int i = 0; i < n; i++) {
+                        if (batch.isSuccess(i)) {
+                            ok++;
+                        } else {
+                            failed++;
+                            firstError = firstError.equals("none") ? batch.status(i).describe() : firstError;
+                        }
+                    }
+                    polled += n;
+                }
+                after = p.client().queuePair().state();
+                CmEventType ev = p.client().awaitEvent(Duration.ofMillis(200));
+                report(device, "CQ overrun (rdma_cm)", "CQ of " + cqSize + " entries, " + posted + " signaled RDMA Writes, "
+                        + accepted + " accepted by ibv_post_send (first refusal: " + postError + "), polled " + polled
+                        + " (" + ok + " ok, " + failed + " failed, first error " + firstError + "), QP " + after
+                        + ", cm event " + ev);
+            }
+        }
+    }
+
+    // --- 6. freeing memory or a PD that queue pairs use ---
+
+    @ParameterizedTest
+    @ValueSource(strings = {"rxe0", "siw0"})
+    void deregisteringMemoryInUse(String device) throws Exception {
+        int size = 1 << 20;
+        // (a) the target MR is deregistered by its owner, then written by the peer
+        try (CmPair p = FaultRig.cmPair(device, ConnectionOptions.defaults(), size);
+             SendRequest wr = p.client().queuePair().newSendRequest(1, 1)) {
+            p.serverMr().close();
+            p.client().queuePair().postSend(wr.wrId(1).opcode(0, Opcode.RDMA_WRITE).sge(p.clientMr(), 0, 64)
+                    .remote(p.atServer().address(), p.atServer().rkey()));
+            Outcome o = FaultRig.watch(p.client(), System.nanoTime(), LIMIT, GRACE);
+            report(device, "RDMA Write into an MR its owner deregistered", o);
+            assertTrue(o.reported(), o.toString());
+        }
+        // (b) the local MR is deregistered, then a WR built on it (its lkey) is posted
+        try (CmPair p = FaultRig.cmPair(device, ConnectionOptions.defaults(), size);
+             SendRequest wr = p.client().queuePair().newSendRequest(1, 1)) {
+            wr.wrId(2).opcode(0, Opcode.RDMA_WRITE).sge(p.clientMr(), 0, 64).remote(p.atServer().address(), p.atServer().rkey());
+            p.clientMr().close();
+            String posted;
+            try {
+                p.client().queuePair().postSend(wr);
+                posted = "posted";
+            } catch (RdmaException e) {
+                posted = "post refused: " + e.getMessage();
+            }
+            Outcome o = posted.equals("posted") ? FaultRig.watch(p.client(), System.nanoTime(), LIMIT, GRACE) : null;
+            report(device, "post of a WR whose local MR was deregistered", posted + "; " + o);
+            if (o != null) {
+                assertTrue(o.reported(), o.toString());
+            }
+        }
+        // (c) the local MR is deregistered (and its memory freed) while a 1 MiB RDMA Write reads it
+        try (CmPair p = FaultRig.cmPair(device, ConnectionOptions.defaults(), size);
+             SendRequest wr = p.client().queuePair().newSendRequest(1, 1)) {
+            p.client().queuePair().postSend(wr.wrId(3).opcode(0, Opcode.RDMA_WRITE).sge(p.clientMr(), 0, size)
+                    .remote(p.atServer().address(), p.atServer().rkey()));
+            long t = System.nanoTime();
+            p.clientMr().close();
+            long closeMs = (System.nanoTime() - t) / 1_000_000;
+            Outcome o = FaultRig.watch(p.client(), t, LIMIT, GRACE);
+            report(device, "MR deregistered while a 1 MiB RDMA Write from it is in flight",
+                    "dereg took " + closeMs + " ms; " + o);
+            assertTrue(o.succeeded() == 1 || o.reported(), o.toString());
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"rxe0", "siw0"})
+    void closingAProtectionDomainUnderALiveConnection(String device) throws Exception {
+        try (CmPair p = FaultRig.cmPair(device, ConnectionOptions.defaults(), 4096);
+             ReceiveRequest recv = p.server().queuePair().newReceiveRequest(1, 1)) {
+            p.server().queuePair().postRecv(recv.wrId(1).sge(p.serverMr(), 0, 64));
+            QueuePair qp = p.client().queuePair();
+            // The PD owns the QP and the MR: closing it closes them first (the QP through rdma_destroy_qp).
+            p.client().protectionDomain().close();
+            assertTrue(qp.isClosed() && p.clientMr().isClosed() && p.client().protectionDomain().isClosed());
+            assertThrows(ClosedResourceException.class, () -> qp.newSendRequest(1, 1));
+            Outcome server = FaultRig.watch(p.server(), System.nanoTime(), Duration.ofSeconds(10), GRACE);
+            report(device, "client's PD closed under a live connection (server has a receive posted)",
+                    "client QP and MR closed first; server saw " + server);
+        }
+    }
+
+    @Test
+    void closingAProtectionDomainUnderLiveQueuePairsOnRoce() throws Exception {
+        try (OobPair p = new OobPair(16, 4096, 16);
+             ReceiveRequest recv = p.b.newReceiveRequest(1, 1);
+             SendRequest wr = p.a.newSendRequest(1, 1);
+             CompletionBatch batch = new CompletionBatch(8)) {
+            p.b.postRecv(recv.wrId(1).sge(p.mrB, 0, 64));
+            p.a.postSend(wr.wrId(2).opcode(0, Opcode.RDMA_WRITE).sge(p.mrA, 0, 4096).remote(p.mrB.address(), p.mrB.rkey()));
+            p.pd.close();
+            assertTrue(p.a.isClosed() && p.b.isClosed() && p.mrA.isClosed() && p.mrB.isClosed());
+            int a = p.cqA.poll(batch), b = p.cqB.poll(batch);
+            report("rxe0", "PD closed with a write and a receive outstanding (out-of-band QPs)",
+                    "QPs and MRs closed first, then the PD; CQ A then held " + a + ", CQ B " + b + " completions");
+            // The CQs outlive the QPs and close cleanly now that nothing uses them.
+            p.cqA.close();
+            p.cqB.close();
+        }
+    }
+
+    @Test
+    void aMemoryRegionOfAnotherPdIsAProtectionError() throws Exception {
+        try (OobPair p = new OobPair(16, 4096, 16); CompletionBatch batch = new CompletionBatch(4)) {
+            ProtectionDomain other = p.ctx.allocateProtectionDomain();
+            MemoryRegion foreign = other.allocate(4096);
+            try (SendRequest wr = p.a.newSendRequest(1, 1)) {
+                p.a.postSend(wr.wrId(4).opcode(0, Opcode.RDMA_WRITE).sge(foreign, 0, 64).remote(p.mrB.address(), p.mrB.rkey()));
+                assertEquals(1, p.cqA.pollUntil(batch, LIMIT));
+                report("rxe0", "SGE with an lkey of another PD", batch.status(0).describe() + ", QP " + p.a.state());
+                assertNotEquals(WcStatus.SUCCESS, batch.status(0));
+            }
+        }
+    }
+}

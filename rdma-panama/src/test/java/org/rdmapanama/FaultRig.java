@@ -1,0 +1,261 @@
+package org.rdmapanama;
+
+import org.rdmapanama.cm.CmEventType;
+import org.rdmapanama.cm.ConnectionOptions;
+import org.rdmapanama.cm.RdmaConnection;
+import org.rdmapanama.cm.RdmaListener;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * What the fault, scale and bad-input tests share: an in-process rdma_cm
+ * connection pair with one registered buffer on each side (their address and
+ * rkey exchanged as private data), and an out-of-band RC pair on rxe0 that can
+ * be torn down to RESET and brought up again.
+ */
+final class FaultRig {
+    private FaultRig() {}
+
+    static final Duration T = Duration.ofSeconds(30);
+    /** Ports 21100.. are this rig's; each pair takes a fresh one so a lingering cm_id never collides. */
+    private static final AtomicInteger PORT = new AtomicInteger(21100);
+
+    static InetAddress addressOf(String device) throws Exception {
+        String a = System.getenv("RDMA_LAB_ADDR_" + device.toUpperCase());
+        assumeTrue(a != null, "no lab address for " + device);
+        return InetAddress.getByName(a);
+    }
+
+    static int nextPort() {
+        return PORT.getAndIncrement();
+    }
+
+    static void fill(MemoryRegion mr, long from, long length, int seed) {
+        for (long i = 0; i < length; i++) {
+            mr.segment().set(JAVA_BYTE, from + i, (byte) (i * 31 + seed));
+        }
+    }
+
+    static boolean matches(MemoryRegion mr, long from, long length, int seed) {
+        for (long i = 0; i < length; i++) {
+            if (mr.segment().get(JAVA_BYTE, from + i) != (byte) (i * 31 + seed)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * What one side observed after a fault: how many completions succeeded, the first failed
+     * completion (status, after how long), and the first rdma_cm event (after how long); null
+     * where nothing came in time.
+     */
+    record Outcome(int succeeded, WcStatus error, long wrId, long errorMillis, CmEventType event, long eventMillis) {
+        /** The fault was reported: a failed completion or a connection event. */
+        boolean reported() {
+            return error != null || event != null;
+        }
+
+        @Override
+        public String toString() {
+            return succeeded + " completion(s) SUCCESS, error completion "
+                    + (error == null ? "none" : error.describe() + " (wr " + wrId + ") after " + errorMillis + " ms")
+                    + ", cm event " + (event == null ? "none" : event + " after " + eventMillis + " ms");
+        }
+    }
+
+    /**
+     * Polls {@code c}'s CQ and its cm events until both an error completion and an event came,
+     * or until {@code limit}; once either came, waits at most {@code grace} more for the other.
+     */
+    static Outcome watch(RdmaConnection c, long startNanos, Duration limit, Duration grace) throws Exception {
+        WcStatus error = null;
+        int ok = 0;
+        long wrId = -1, errAt = -1, evAt = -1;
+        CmEventType event = null;
+        long end = startNanos + limit.toNanos();
+        boolean shortened = false;
+        try (CompletionBatch batch = new CompletionBatch(16)) {
+            while (System.nanoTime() - end < 0 && (error == null || event == null)) {
+                int n = c.completionQueue().poll(batch);
+                for (int i = 0; i < n; i++) {
+                    if (batch.isSuccess(i)) {
+                        ok++;
+                    } else if (error == null) {
+                        error = batch.status(i);
+                        wrId = batch.wrId(i);
+                        errAt = System.nanoTime();
+                    }
+                }
+                if (event == null) {
+                    event = c.awaitEvent(Duration.ofMillis(2));
+                    if (event != null) {
+                        evAt = System.nanoTime();
+                    }
+                }
+                if (!shortened && (error != null || event != null)) {
+                    shortened = true;
+                    end = Math.min(end, System.nanoTime() + grace.toNanos());
+                }
+            }
+        }
+        return new Outcome(ok, error, wrId, errAt < 0 ? -1 : (errAt - startNanos) / 1_000_000,
+                event, evAt < 0 ? -1 : (evAt - startNanos) / 1_000_000);
+    }
+
+    /** Posts one more RDMA Write of 64 bytes after a fault and says what became of it. */
+    static String postAfterFault(RdmaConnection c, MemoryRegion local, RemoteBuffer remote) throws Exception {
+        try (SendRequest wr = c.queuePair().newSendRequest(1, 1)) {
+            c.queuePair().postSend(wr.wrId(77).opcode(0, Opcode.RDMA_WRITE).sge(local, 0, 64)
+                    .remote(remote.address(), remote.rkey()));
+        } catch (RdmaException | IllegalStateException e) {
+            return "post refused: " + e.getMessage();
+        }
+        Outcome o = watch(c, System.nanoTime(), Duration.ofSeconds(2), Duration.ZERO);
+        return "posted; " + o;
+    }
+
+    /** Both ends of one rdma_cm connection in this JVM, each with an MR the other may read and write. */
+    record CmPair(RdmaListener listener, RdmaConnection client, RdmaConnection server,
+                  MemoryRegion clientMr, MemoryRegion serverMr, RemoteBuffer atServer, RemoteBuffer atClient)
+            implements AutoCloseable {
+        @Override
+        public void close() throws Exception {
+            Exception first = null;
+            for (AutoCloseable c : new AutoCloseable[] {client, server, listener}) {
+                try {
+                    if (c != null) {
+                        c.close();
+                    }
+                } catch (Exception e) {
+                    first = first == null ? e : first;
+                }
+            }
+            if (first != null) {
+                throw first;
+            }
+        }
+    }
+
+    static CmPair cmPair(String device, ConnectionOptions opts, int mrSize) throws Exception {
+        InetSocketAddress where = new InetSocketAddress(addressOf(device), nextPort());
+        RdmaListener listener = RdmaListener.bind(where, 4, opts);
+        RdmaConnection client = null;
+        CompletableFuture<Object[]> server = null;
+        boolean ok = false;
+        try {
+            server = CompletableFuture.supplyAsync(() -> {
+                RdmaConnection c = null;
+                try {
+                    c = listener.accept(T);
+                    if (c == null) {
+                        throw new IllegalStateException("no connect request within " + T);
+                    }
+                    MemoryRegion mr = c.protectionDomain().allocate(mrSize, Access.REMOTE_READ, Access.REMOTE_WRITE);
+                    c.accept(mr.remote().toBytes(), T);
+                    return new Object[] {c, mr};
+                } catch (Exception e) {
+                    RdmaConnectionCloser.quietly(c);
+                    throw new RuntimeException(e);
+                }
+            });
+            client = RdmaConnection.resolve(where, null, opts, T);
+            MemoryRegion mine = client.protectionDomain().allocate(mrSize, Access.REMOTE_READ, Access.REMOTE_WRITE);
+            client.connect(mine.remote().toBytes(), T);
+            Object[] s = server.get(60, TimeUnit.SECONDS);
+            RdmaConnection sc = (RdmaConnection) s[0];
+            MemoryRegion smr = (MemoryRegion) s[1];
+            CmPair pair = new CmPair(listener, client, sc, mine, smr,
+                    RemoteBuffer.fromBytes(client.peerPrivateData()), RemoteBuffer.fromBytes(sc.peerPrivateData()));
+            ok = true;
+            return pair;
+        } finally {
+            if (!ok) {
+                RdmaConnectionCloser.quietly(client);
+                if (server != null) {
+                    try {
+                        Object[] s = server.get(30, TimeUnit.SECONDS);
+                        RdmaConnectionCloser.quietly((RdmaConnection) s[0]);
+                    } catch (Exception ignored) {
+                        // the server side failed too; it closed its connection
+                    }
+                }
+                listener.close();
+            }
+        }
+    }
+
+    static final class RdmaConnectionCloser {
+        private RdmaConnectionCloser() {}
+
+        static void quietly(AutoCloseable c) {
+            if (c != null) {
+                try {
+                    c.close();
+                } catch (Exception ignored) {
+                    // cleanup after a failure; the failure is what is reported
+                }
+            }
+        }
+    }
+
+    /** Two RC QPs on rxe0 connected to each other out of band, each with its own CQ and MR. */
+    static final class OobPair implements AutoCloseable {
+        final DeviceContext ctx;
+        final ProtectionDomain pd;
+        final CompletionQueue cqA, cqB;
+        final QueuePair a, b;
+        final MemoryRegion mrA, mrB;
+        final int gid;
+        final byte[] gidBytes;
+        private int psn = 100;
+
+        OobPair(int cqEntries, int mrSize, int sendDepth) throws Exception {
+            ctx = LabDevices.open(LabDevices.ROCE);
+            boolean ok = false;
+            try {
+                pd = ctx.allocateProtectionDomain();
+                cqA = ctx.createCompletionQueue(cqEntries);
+                cqB = ctx.createCompletionQueue(cqEntries);
+                a = pd.createQueuePair(QueuePairConfig.rc(cqA).withQueueDepth(sendDepth, 4));
+                b = pd.createQueuePair(QueuePairConfig.rc(cqB).withQueueDepth(sendDepth, 4));
+                Access[] remote = {Access.REMOTE_READ, Access.REMOTE_WRITE};
+                mrA = pd.allocate(mrSize, remote);
+                mrB = pd.allocate(mrSize, remote);
+                gid = LabDevices.roceV2Ipv4GidIndex(ctx);
+                gidBytes = ctx.device().port(1).gids().stream().filter(g -> g.index() == gid).findFirst()
+                        .orElseThrow().raw();
+                bringUp();
+                ok = true;
+            } finally {
+                if (!ok) {
+                    ctx.close();
+                }
+            }
+        }
+
+        /** RESET → INIT → RTR → RTS on both QPs, with fresh PSNs. */
+        void bringUp() throws RdmaException {
+            int pa = psn++, pb = psn++;
+            a.toInit(1, Access.REMOTE_READ, Access.REMOTE_WRITE);
+            b.toInit(1, Access.REMOTE_READ, Access.REMOTE_WRITE);
+            a.toRtr(new QpAddress(0, b.qpNumber(), pb, gidBytes), 1, gid, 1024);
+            b.toRtr(new QpAddress(0, a.qpNumber(), pa, gidBytes), 1, gid, 1024);
+            a.toRts(pa);
+            b.toRts(pb);
+        }
+
+        @Override
+        public void close() throws RdmaException {
+            ctx.close();
+        }
+    }
+}
