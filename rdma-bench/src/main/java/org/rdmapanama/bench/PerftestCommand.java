@@ -567,11 +567,7 @@ final class PerftestCommand {
                     awaitData(scnt);
                 }
             }
-            if (duration) {
-                out.println(PerftestStats.latencyDurationRow(size, sampleCount, sampleEnd - sampleStart, 2));
-            } else {
-                out.println(PerftestStats.latency(size, tposted, n, 2).row());
-            }
+            latencyRow(size, n, duration, 2);
         }
 
         private void sendLat(int size) throws RdmaException {
@@ -621,11 +617,14 @@ final class PerftestCommand {
                     awaitData(scnt);
                 }
             }
-            if (duration) {
-                out.println(PerftestStats.latencyDurationRow(size, sampleCount, sampleEnd - sampleStart, 2));
-            } else {
-                out.println(PerftestStats.latency(size, tposted, n, 2).row());
-            }
+            latencyRow(size, n, duration, 2);
+        }
+
+        /** perftest's result row: {@code divisor} 2 reports half the round trip (write, send), 1 the whole (read, atomic). */
+        private void latencyRow(int size, int n, boolean duration, int divisor) {
+            out.println(duration
+                    ? PerftestStats.latencyDurationRow(size, sampleCount, sampleEnd - sampleStart, divisor)
+                    : PerftestStats.latency(size, tposted, n, divisor).row());
         }
 
         private void readOrAtomicLat(int size) throws RdmaException {
@@ -653,11 +652,7 @@ final class PerftestCommand {
                 qp.postSend(data);
                 awaitData(scnt);
             }
-            if (duration) {
-                out.println(PerftestStats.latencyDurationRow(size, sampleCount, sampleEnd - sampleStart, 1));
-            } else {
-                out.println(PerftestStats.latency(size, tposted, n, 1).row());
-            }
+            latencyRow(size, n, duration, 1);
         }
 
         private void bandwidth(int size) throws IOException {

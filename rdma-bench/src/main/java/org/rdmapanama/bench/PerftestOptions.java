@@ -177,23 +177,23 @@ final class PerftestOptions {
                     return null;
                 }
                 case "-d", "--ib-dev" -> o.device = nonEmpty(a, v);
-                case "-i", "--ib-port" -> o.ibPort = number(a, v, 1, 255);
-                case "-x", "--gid-index" -> o.gidIndex = number(a, v, 0, 65535);
+                case "-i", "--ib-port" -> o.ibPort = CliArgs.number(a, v, 1, 255);
+                case "-x", "--gid-index" -> o.gidIndex = CliArgs.number(a, v, 0, 65535);
                 case "-s", "--size" -> {
-                    o.size = number(a, v, 1, MAX_SIZE);
+                    o.size = CliArgs.number(a, v, 1, MAX_SIZE);
                     o.sizeGiven = true;
                 }
                 case "-a", "--all" -> o.allSizes = true;
-                case "-n", "--iters" -> o.iters = number(a, v, MIN_ITERS, 100_000_000);
-                case "-D", "--duration" -> o.duration = number(a, v, 1, 86_400);
+                case "-n", "--iters" -> o.iters = CliArgs.number(a, v, MIN_ITERS, 100_000_000);
+                case "-D", "--duration" -> o.duration = CliArgs.number(a, v, 1, 86_400);
                 case "-R", "--rdma_cm" -> o.rdmaCm = true;
                 case "-t", "--tx-depth" -> {
-                    o.txDepth = number(a, v, 1, 16384);
+                    o.txDepth = CliArgs.number(a, v, 1, 16384);
                     o.txDepthGiven = true;
                 }
-                case "-I", "--inline_size" -> o.inlineSize = number(a, v, 0, 1 << 16);
+                case "-I", "--inline_size" -> o.inlineSize = CliArgs.number(a, v, 0, 1 << 16);
                 case "-q", "--qp" -> {
-                    o.numQps = number(a, v, 1, 65536);
+                    o.numQps = CliArgs.number(a, v, 1, 65536);
                     if (o.numQps != 1) {
                         throw new IllegalArgumentException("option " + a + ": only 1 QP is supported, got " + v);
                     }
@@ -201,7 +201,7 @@ final class PerftestOptions {
                 case "-F", "--CPU-freq" -> o.ignoreCpuFreq = true;
                 case "--report_gbits" -> o.reportGbits = true;
                 case "--no-warmup" -> o.noWarmup = true;
-                case "-p", "--port" -> o.port = number(a, v, 1, 65535);
+                case "-p", "--port" -> o.port = CliArgs.number(a, v, 1, 65535);
                 case "--transport" -> {
                     try {
                         org.rdmapanama.Transport.parse(v);
@@ -285,18 +285,6 @@ final class PerftestOptions {
         return v;
     }
 
-    static int number(String flag, String v, int min, int max) {
-        long n;
-        try {
-            n = Long.parseLong(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("option " + flag + " needs a number, got '" + v + "'");
-        }
-        if (n < min || n > max) {
-            throw new IllegalArgumentException("option " + flag + " must be " + min + ".." + max + ", got " + v);
-        }
-        return (int) n;
-    }
 
     static void usage(Test test, PrintStream s) {
         s.println("Usage:");

@@ -97,21 +97,21 @@ final class RcPingpongCommand {
                 case "-h", "--help" -> {
                     return null;
                 }
-                case "-p", "--port" -> o.port = number(a, value(args, ++i, a), 1, 65535);
+                case "-p", "--port" -> o.port = CliArgs.number(a, value(args, ++i, a), 1, 65535);
                 case "-d", "--ib-dev" -> o.device = value(args, ++i, a);
-                case "-i", "--ib-port" -> o.ibPort = number(a, value(args, ++i, a), 1, 255);
-                case "-s", "--size" -> o.size = number(a, value(args, ++i, a), 1, Integer.MAX_VALUE);
+                case "-i", "--ib-port" -> o.ibPort = CliArgs.number(a, value(args, ++i, a), 1, 255);
+                case "-s", "--size" -> o.size = CliArgs.number(a, value(args, ++i, a), 1, Integer.MAX_VALUE);
                 case "-m", "--mtu" -> {
-                    o.mtu = number(a, value(args, ++i, a), 256, 4096);
+                    o.mtu = CliArgs.number(a, value(args, ++i, a), 256, 4096);
                     if (Integer.bitCount(o.mtu) != 1) {
                         throw new IllegalArgumentException("MTU must be 256, 512, 1024, 2048 or 4096, got " + o.mtu);
                     }
                 }
-                case "-r", "--rx-depth" -> o.rxDepth = number(a, value(args, ++i, a), 2, 1 << 20);
-                case "-n", "--iters" -> o.iters = number(a, value(args, ++i, a), 1, Integer.MAX_VALUE);
-                case "-l", "--sl" -> o.sl = number(a, value(args, ++i, a), 0, 15);
+                case "-r", "--rx-depth" -> o.rxDepth = CliArgs.number(a, value(args, ++i, a), 2, 1 << 20);
+                case "-n", "--iters" -> o.iters = CliArgs.number(a, value(args, ++i, a), 1, Integer.MAX_VALUE);
+                case "-l", "--sl" -> o.sl = CliArgs.number(a, value(args, ++i, a), 0, 15);
                 case "-e", "--events" -> o.events = true;
-                case "-g", "--gid-idx" -> o.gidIndex = number(a, value(args, ++i, a), 0, 65535);
+                case "-g", "--gid-idx" -> o.gidIndex = CliArgs.number(a, value(args, ++i, a), 0, 65535);
                 case "-c", "--chk" -> o.validate = true;
                 default -> {
                     if (a.startsWith("-")) {
@@ -135,18 +135,6 @@ final class RcPingpongCommand {
         return args[i];
     }
 
-    private static int number(String flag, String v, int min, int max) {
-        long n;
-        try {
-            n = Long.decode(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("option " + flag + " needs a number, got '" + v + "'");
-        }
-        if (n < min || n > max) {
-            throw new IllegalArgumentException("option " + flag + " must be " + min + ".." + max + ", got " + v);
-        }
-        return (int) n;
-    }
 
     static void usage(PrintStream s) {
         s.println("usage: rdma-bench rc_pingpong [options] [servername]   (ibv_rc_pingpong-compatible)");
