@@ -48,7 +48,7 @@ public final class DeviceContext extends NativeResource {
     public static DeviceContext open(String name) throws RdmaException {
         try (Arena scratch = Arena.ofConfined()) {
             MemorySegment count = scratch.allocate(JAVA_INT);
-            MemorySegment list = Verbs.getDeviceList(scratch, count);
+            MemorySegment list = Verbs.getDeviceList(count);
             MemorySegment ctx = MemorySegment.NULL;
             try {
                 MemorySegment dev = list.equals(MemorySegment.NULL) ? MemorySegment.NULL
@@ -56,7 +56,7 @@ public final class DeviceContext extends NativeResource {
                 if (dev.equals(MemorySegment.NULL)) {
                     throw new RdmaException("no RDMA device named '" + name + "'; " + describeAll());
                 }
-                ctx = Verbs.openDevice(scratch, dev, name);
+                ctx = Verbs.openDevice(dev, name);
                 RdmaDevice info = DeviceQuery.describeOpen(scratch, dev, ctx);
                 DeviceContext opened = new DeviceContext(ctx, info, true);
                 ctx = MemorySegment.NULL; // owned by `opened` from here on

@@ -31,7 +31,7 @@ public final class DeviceQuery {
     public static List<RdmaDevice> listDevices() throws RdmaException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment count = arena.allocate(JAVA_INT);
-            MemorySegment list = Verbs.getDeviceList(arena, count);
+            MemorySegment list = Verbs.getDeviceList(count);
             try {
                 int n = count.get(JAVA_INT, 0);
                 MemorySegment devices = list.reinterpret(ADDRESS.byteSize() * n);
@@ -48,7 +48,7 @@ public final class DeviceQuery {
 
     private static RdmaDevice describe(Arena arena, MemorySegment device) throws RdmaException {
         String name = Verbs.deviceName(device);
-        MemorySegment ctx = Verbs.openDevice(arena, device, name);
+        MemorySegment ctx = Verbs.openDevice(device, name);
         try {
             return describeOpen(arena, device, ctx);
         } finally {

@@ -35,14 +35,4 @@ public final class NativeLibraries {
                     LOAD_FAILURE);
         }
     }
-
-    static RuntimeException unexpected(String verb, Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException(verb + ": unexpected exception", t);
-    }
 }

@@ -4,7 +4,6 @@ import org.rdmapanama.RdmaException;
 import org.rdmapanama.ffi.Rdma;
 import org.rdmapanama.ffi.ibv_device;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
@@ -44,38 +43,23 @@ public final class Verbs {
                 verb + "(" + what + ") failed: " + Errno.describe(errno));
     }
 
-    /** Handles are built on first use, after {@link NativeLibraries#require()}. */
-    private static final class Handles {
-        static final MethodHandle GET_DEVICE_LIST = linkWithErrno(
-                Rdma.ibv_get_device_list$address(), Rdma.ibv_get_device_list$descriptor());
-        static final MethodHandle OPEN_DEVICE = linkWithErrno(
-                Rdma.ibv_open_device$address(), Rdma.ibv_open_device$descriptor());
-    }
-
     /**
      * {@code ibv_get_device_list}: the NULL-terminated array of devices, sized
      * to {@code count} entries, or NULL with a count of 0 when the kernel has no
      * RDMA support. Free it with {@link #freeDeviceList}.
      */
-    public static MemorySegment getDeviceList(Arena scratch, MemorySegment count) throws RdmaException {
+    public static MemorySegment getDeviceList(MemorySegment count) throws RdmaException {
         NativeLibraries.require();
-        MemorySegment state = scratch.allocate(CALL_STATE);
-        MemorySegment list;
         try {
-            list = (MemorySegment) Handles.GET_DEVICE_LIST.invokeExact(state, count);
-        } catch (Throwable t) {
-            throw NativeLibraries.unexpected("ibv_get_device_list", t);
-        }
-        if (list.equals(MemorySegment.NULL)) {
-            int e = errno(state);
-            if (e == Errno.ENOSYS) {
-                // A kernel without uverbs: to a user that is "no devices".
-                count.set(JAVA_INT, 0, 0);
-                return MemorySegment.NULL;
+            return Calls.GET_DEVICE_LIST.pointer("", count);
+        } catch (RdmaException e) {
+            if (e.errno() != Errno.ENOSYS) {
+                throw e;
             }
-            throw failure("ibv_get_device_list", "", e);
+            // A kernel without uverbs: to a user that is "no devices".
+            count.set(JAVA_INT, 0, 0);
+            return MemorySegment.NULL;
         }
-        return list;
     }
 
     public static void freeDeviceList(MemorySegment list) {
@@ -101,18 +85,8 @@ public final class Verbs {
         return ibv_device.node_type(device.reinterpret(ibv_device.sizeof()));
     }
 
-    public static MemorySegment openDevice(Arena scratch, MemorySegment device, String name) throws RdmaException {
-        MemorySegment state = scratch.allocate(CALL_STATE);
-        MemorySegment ctx;
-        try {
-            ctx = (MemorySegment) Handles.OPEN_DEVICE.invokeExact(state, device);
-        } catch (Throwable t) {
-            throw NativeLibraries.unexpected("ibv_open_device", t);
-        }
-        if (ctx.equals(MemorySegment.NULL)) {
-            throw failure("ibv_open_device", name, errno(state));
-        }
-        return ctx;
+    public static MemorySegment openDevice(MemorySegment device, String name) throws RdmaException {
+        return Calls.OPEN_DEVICE.pointer(name, device);
     }
 
     public static void closeDevice(MemorySegment context, String name) throws RdmaException {
@@ -154,6 +128,10 @@ public final class Verbs {
     public static final class Calls {
         private Calls() {}
 
+        public static final NativeCall GET_DEVICE_LIST = call("ibv_get_device_list",
+                Rdma.ibv_get_device_list$address(), Rdma.ibv_get_device_list$descriptor());
+        public static final NativeCall OPEN_DEVICE = call("ibv_open_device",
+                Rdma.ibv_open_device$address(), Rdma.ibv_open_device$descriptor());
         public static final NativeCall ALLOC_PD = call("ibv_alloc_pd",
                 Rdma.ibv_alloc_pd$address(), Rdma.ibv_alloc_pd$descriptor());
         public static final NativeCall DEALLOC_PD = call("ibv_dealloc_pd",
