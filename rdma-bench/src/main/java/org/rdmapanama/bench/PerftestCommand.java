@@ -150,6 +150,10 @@ final class PerftestCommand {
 
         // Completion accounting (see poll()).
         private long recvs;
+        /** recvs when this size's run began: taken before its barrier, as the peer may send while we wait in it. */
+        private long runRecvBase;
+        /** When the run's first receive was polled, which may be inside the barrier. */
+        private long firstRecvAt;
         private long dataDone;
         private boolean ctrlDone;
         private boolean creditInFlight;
@@ -476,6 +480,7 @@ final class PerftestCommand {
                 // The peer's writes land in [slot, 2 slot); a byte left from the warm-up run
                 // must not look like this run's first write. The peer writes again only after the barrier.
                 mem.asSlice(slot, slot).fill((byte) 0);
+                runRecvBase = recvs;
                 barrier(phaseTimeout(size));
                 dataDone = 0;
                 switch (test) {
@@ -578,7 +583,7 @@ final class PerftestCommand {
             if (duration) {
                 startClock();
             }
-            long base = recvs;
+            long base = runRecvBase;
             long scnt = 0, rcnt = 0;
             boolean first = !server; // perftest: the client sends first in send_lat
             outer:
@@ -741,16 +746,16 @@ final class PerftestCommand {
             boolean duration = o.duration != null;
             boolean credits = ctx.transport() == Transport.IWARP;
             int creditEvery = Math.max(1, o.rxDepth() / 4);
-            long base = recvs;
+            long base = runRecvBase;
             long start = 0, end = 0;
             long since = System.nanoTime();
             boolean started = false;
             while (duration || recvs - base < n) {
                 int got = poll();
                 long now = System.nanoTime();
-                if (got > 0 && !started && recvs > base) {
+                if (!started && recvs > base) {
                     started = true;
-                    start = now;
+                    start = firstRecvAt;
                     if (duration) {
                         startClock();
                     }
@@ -778,6 +783,9 @@ final class PerftestCommand {
                 }
             }
             end = System.nanoTime();
+            if (!started) {
+                start = firstRecvAt; // every Send of the run arrived while we were still in the barrier
+            }
             if (duration) {
                 return PerftestStats.bandwidth(size, sampleCount, null, null, 1, sampleStart, sampleEnd, o.reportGbits);
             }
@@ -799,7 +807,9 @@ final class PerftestCommand {
                 }
                 long id = batch.wrId(i);
                 if (id == RECV_ID) {
-                    recvs++;
+                    if (recvs++ == runRecvBase) {
+                        firstRecvAt = now;
+                    }
                 } else if (id == CTRL_ID) {
                     ctrlDone = true;
                 } else if (id == CREDIT_ID) {

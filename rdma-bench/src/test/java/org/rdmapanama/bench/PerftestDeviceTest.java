@@ -68,8 +68,10 @@ class PerftestDeviceTest {
                 new Side(c.status(), c.out(), c.err())};
     }
 
-    static void check(Side side, String who, boolean bw, boolean rows, String size, String iters) {
-        assertEquals(0, side.status(), who + " failed:\n" + side.out() + side.err());
+    static void check(Side side, String who, Side other, boolean bw, boolean rows, String size, String iters) {
+        // A side that fails often only waited for the other one: show both.
+        assertEquals(0, side.status(), who + " failed:\n" + side.out() + side.err()
+                + "\nits peer (status " + other.status() + ") said:\n" + other.out() + other.err());
         assertTrue(side.out().contains(PerftestStats.RESULT_LINE), side.out());
         var m = (bw ? BW_ROW : LAT_ROW).matcher(side.out());
         if (!rows) {
@@ -109,8 +111,8 @@ class PerftestDeviceTest {
         }
         Side[] r = pair(test, device.equals("siw0") ? SIW : RXE, flags.toArray(String[]::new));
         boolean serverRows = bw || test.equals("write_lat") || test.equals("send_lat");
-        check(r[1], "client", bw, true, size, iters);
-        check(r[0], "server", bw, serverRows, size, iters);
+        check(r[1], "client", r[0], bw, true, size, iters);
+        check(r[0], "server", r[1], bw, serverRows, size, iters);
         assertTrue(r[1].out().contains("Device         : " + device), r[1].out());
         assertTrue(r[1].out().contains("Data ex. method : " + (mode.equals("-R") ? "rdma_cm" : "Ethernet")), r[1].out());
     }
@@ -129,7 +131,7 @@ class PerftestDeviceTest {
     @Timeout(value = 400, unit = TimeUnit.SECONDS)
     void atomicLatencyOnRxe() throws Exception {
         Side[] r = pair("atomic_lat", RXE, "-d", "rxe0", "-x", "1", "-n", "100");
-        check(r[1], "client", false, true, "8", "100");
-        check(r[0], "server", false, false, "8", "100");
+        check(r[1], "client", r[0], false, true, "8", "100");
+        check(r[0], "server", r[1], false, false, "8", "100");
     }
 }
