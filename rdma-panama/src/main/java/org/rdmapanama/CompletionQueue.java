@@ -12,6 +12,12 @@ import java.time.Duration;
  * {@code struct ibv_cq}. {@link #poll} is the data path: one call through
  * {@code context->ops.poll_cq} into a caller-owned {@link CompletionBatch},
  * no allocation. Closing is refused while a queue pair still uses the CQ.
+ * <p>
+ * A CQ holds {@link #size()} completions. Queue pairs are refused a depth
+ * their CQ cannot hold; beyond that, polling often enough is the caller's
+ * part. If the provider still has to drop a completion it reports a CQ
+ * error, and every later {@link #poll} throws
+ * {@link CompletionQueueOverrunException}: loss is never silent.
  */
 public final class CompletionQueue extends NativeResource {
     private final DeviceContext context;
@@ -19,6 +25,7 @@ public final class CompletionQueue extends NativeResource {
     private final MemorySegment pollFn;
     private final MemorySegment notifyFn;
     private final int size;
+    private volatile boolean overrun; // set by the context's AsyncEventWatcher
 
     private CompletionQueue(DeviceContext context, MemorySegment cq, CompletionChannel channel) {
         super("CompletionQueue on " + context.device().name(), cq, ibv_cq.sizeof(), context);
@@ -27,6 +34,7 @@ public final class CompletionQueue extends NativeResource {
         this.pollFn = context.pollCqFn;
         this.notifyFn = context.reqNotifyCqFn;
         this.size = ibv_cq.cqe(handle());
+        context.events().watch(this);
     }
 
     static CompletionQueue create(DeviceContext context, int entries, CompletionChannel channel)
@@ -74,6 +82,10 @@ public final class CompletionQueue extends NativeResource {
      * {@code batch} and returns how many (0 when there are none).
      */
     public int poll(CompletionBatch batch) throws RdmaException {
+        if (overrun) {
+            batch.filled(0);
+            throw overrunError();
+        }
         int n;
         try {
             n = (int) DataPath.POLL_CQ.invokeExact(pollFn, handle(), batch.capacity(), batch.segmentFor(this));
@@ -89,6 +101,21 @@ public final class CompletionQueue extends NativeResource {
         }
         batch.filled(n);
         return n;
+    }
+
+    /** Whether the provider reported that this CQ overflowed and dropped completions. */
+    public boolean hasOverrun() {
+        return overrun;
+    }
+
+    void overran() {
+        overrun = true;
+    }
+
+    private CompletionQueueOverrunException overrunError() {
+        return new CompletionQueueOverrunException(description() + " (" + size + " entries) overran: the device "
+                + "reported IBV_EVENT_CQ_ERR and dropped completions. Poll it more often or make it larger; "
+                + "close it and its queue pairs to recover");
     }
 
     /**
@@ -142,6 +169,7 @@ public final class CompletionQueue extends NativeResource {
 
     @Override
     protected void destroy(MemorySegment raw) throws RdmaException {
+        context.events().unwatch(this);
         Verbs.Calls.DESTROY_CQ.status(description(), raw);
     }
 

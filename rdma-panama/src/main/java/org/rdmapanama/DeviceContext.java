@@ -27,6 +27,7 @@ public final class DeviceContext extends NativeResource {
     final MemorySegment postSrqRecvFn;
 
     private final boolean owned;
+    private final AsyncEventWatcher events;
 
     private DeviceContext(MemorySegment ctx, RdmaDevice device, boolean owned) {
         super("DeviceContext " + device.name(), ctx, ibv_context.sizeof(), null);
@@ -38,6 +39,11 @@ public final class DeviceContext extends NativeResource {
         this.postSendFn = ibv_context_ops.post_send(ops);
         this.postRecvFn = ibv_context_ops.post_recv(ops);
         this.postSrqRecvFn = ibv_context_ops.post_srq_recv(ops);
+        this.events = AsyncEventWatcher.acquire(ctx, device.name());
+    }
+
+    AsyncEventWatcher events() {
+        return events;
     }
 
     /**
@@ -162,6 +168,7 @@ public final class DeviceContext extends NativeResource {
 
     @Override
     protected void destroy(MemorySegment raw) throws RdmaException {
+        events.release(); // before the close: the watcher must not read a closed context
         if (owned) {
             Verbs.closeDevice(raw, device.name());
         }

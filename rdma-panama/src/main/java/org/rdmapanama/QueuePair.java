@@ -107,6 +107,13 @@ public final class QueuePair extends NativeResource {
             limit("max_recv_wr", c.maxRecvWr(), caps.maxQpWr(), dev, "max_qp_wr");
             limit("max_recv_sge", c.maxRecvSge(), caps.maxSge(), dev, "max_sge");
         }
+        int recvWr = c.srq() == null ? c.maxRecvWr() : 0; // an SRQ's receives are bounded by the SRQ
+        if (c.sendCq() == c.recvCq()) {
+            fits(c.sendCq(), c.maxSendWr() + recvWr, "send " + c.maxSendWr() + " + recv " + recvWr);
+        } else {
+            fits(c.sendCq(), c.maxSendWr(), "send " + c.maxSendWr());
+            fits(c.recvCq(), recvWr, "recv " + recvWr);
+        }
         attr.fill((byte) 0);
         ibv_qp_init_attr.send_cq(attr, c.sendCq().cq());
         ibv_qp_init_attr.recv_cq(attr, c.recvCq().cq());
@@ -277,6 +284,15 @@ public final class QueuePair extends NativeResource {
                         | Rdma.MIN_RNR_TIMER;
             }
             modify(attr, mask, "INIT -> RTR toward " + remote);
+        }
+    }
+
+    /** Refuses a queue pair that, with every WR outstanding, could by itself overrun its CQ. */
+    private static void fits(CompletionQueue cq, int depth, String what) {
+        if (depth > cq.size()) {
+            throw new IllegalArgumentException("queue pair depth (" + what + ") exceeds the " + cq.size()
+                    + " entries of " + cq + ": completions could be dropped. Make the CQ at least " + depth
+                    + " entries or the queue pair shallower");
         }
     }
 

@@ -41,14 +41,22 @@ public record QueuePairConfig(QueuePairType type, CompletionQueue sendCq, Comple
         }
     }
 
-    /** An RC QP on one CQ with the defaults. */
+    /**
+     * An RC QP on one CQ with the defaults: one SGE each way, no inline data,
+     * every send signaled, and queues as deep as the CQ can hold for both
+     * (half its entries each, at most 128).
+     */
     public static QueuePairConfig rc(CompletionQueue cq) {
-        return new QueuePairConfig(QueuePairType.RC, cq, cq, null, 128, 128, 1, 1, 0, true);
+        return new QueuePairConfig(QueuePairType.RC, cq, cq, null, defaultDepth(cq), defaultDepth(cq), 1, 1, 0, true);
     }
 
-    /** A UD QP on one CQ with the defaults. */
+    /** A UD QP on one CQ with the defaults of {@link #rc}. */
     public static QueuePairConfig ud(CompletionQueue cq) {
-        return new QueuePairConfig(QueuePairType.UD, cq, cq, null, 128, 128, 1, 1, 0, true);
+        return new QueuePairConfig(QueuePairType.UD, cq, cq, null, defaultDepth(cq), defaultDepth(cq), 1, 1, 0, true);
+    }
+
+    private static int defaultDepth(CompletionQueue cq) {
+        return Math.clamp(cq.size() / 2, 1, 128);
     }
 
     public QueuePairConfig withQueueDepth(int sendWr, int recvWr) {

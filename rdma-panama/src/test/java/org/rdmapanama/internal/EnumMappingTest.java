@@ -1,6 +1,7 @@
 package org.rdmapanama.internal;
 
 import org.junit.jupiter.api.Test;
+import org.rdmapanama.AsyncEventType;
 import org.rdmapanama.AtomicCapability;
 import org.rdmapanama.GidType;
 import org.rdmapanama.LinkLayer;
@@ -33,6 +34,20 @@ class EnumMappingTest {
         assertEquals(PortState.ACTIVE_DEFER, PortState.of(Rdma.IBV_PORT_ACTIVE_DEFER()));
         assertEquals(PortState.UNKNOWN, PortState.of(-1));
         assertEquals(PortState.UNKNOWN, PortState.of(42));
+    }
+
+    @Test
+    void asyncEventTypes() {
+        assertEquals(AsyncEventType.CQ_ERR, AsyncEventType.of(Rdma.IBV_EVENT_CQ_ERR()));
+        assertEquals(AsyncEventType.QP_FATAL, AsyncEventType.of(Rdma.IBV_EVENT_QP_FATAL()));
+        assertEquals(AsyncEventType.QP_ACCESS_ERR, AsyncEventType.of(Rdma.IBV_EVENT_QP_ACCESS_ERR()));
+        assertEquals(AsyncEventType.DEVICE_FATAL, AsyncEventType.of(Rdma.IBV_EVENT_DEVICE_FATAL()));
+        assertEquals(AsyncEventType.PORT_ERR, AsyncEventType.of(Rdma.IBV_EVENT_PORT_ERR()));
+        assertEquals(AsyncEventType.SRQ_LIMIT_REACHED, AsyncEventType.of(Rdma.IBV_EVENT_SRQ_LIMIT_REACHED()));
+        assertEquals(AsyncEventType.GID_CHANGE, AsyncEventType.of(Rdma.IBV_EVENT_GID_CHANGE()));
+        assertEquals(AsyncEventType.WQ_FATAL, AsyncEventType.of(Rdma.IBV_EVENT_WQ_FATAL()));
+        assertEquals(AsyncEventType.UNKNOWN, AsyncEventType.of(-1));
+        assertEquals(AsyncEventType.UNKNOWN, AsyncEventType.of(Rdma.IBV_EVENT_WQ_FATAL() + 1));
     }
 
     @Test
