@@ -4,7 +4,9 @@ import org.rdmapanama.ffi.Rdma;
 import org.rdmapanama.ffi.ibv_async_event;
 import org.rdmapanama.ffi.ibv_context;
 import org.rdmapanama.ffi.ibv_qp;
+import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Posix;
+import org.rdmapanama.internal.Verbs;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,55 +26,77 @@ import java.util.concurrent.ConcurrentHashMap;
  * the other events are logged.
  * <p>
  * One watcher per {@code ibv_context}, shared by every {@link DeviceContext}
- * wrapping it (librdmacm hands each connection the same context).
+ * wrapping it. librdmacm hands each connection the same context and keeps it
+ * open for the life of the process, so the watcher of such a borrowed context
+ * is pinned: it outlives its users rather than start a thread per connection.
+ * A watcher stops for good when the device goes away (a fatal event, or an fd
+ * that reports an error) and leaves the registry, so the next context gets a
+ * fresh one.
  */
 final class AsyncEventWatcher {
     private static final Logger log = LoggerFactory.getLogger(AsyncEventWatcher.class);
     private static final int SLICE_MILLIS = 100;
+    private static final int EAGAIN = 11;
     private static final Map<Long, AsyncEventWatcher> BY_CONTEXT = new HashMap<>(); // guarded by the class
 
     private final MemorySegment context;
+    private final long address;
     private final String device;
     private final int fd;
     private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
     private int users; // guarded by the class
+    private boolean pinned; // guarded by the class
     private boolean stopped; // guarded by this: set before the context may be closed
 
-    private AsyncEventWatcher(MemorySegment context, String device) {
+    private AsyncEventWatcher(MemorySegment context, String device) throws RdmaException {
         this.context = context;
+        this.address = context.address();
         this.device = device;
         this.fd = ibv_context.async_fd(context);
-        // Non-blocking, so that a read racing another reader of the fd returns instead of blocking.
+        // Events are read while holding the monitor that close() takes: a blocking read would hang a close.
         int rc = Posix.setNonBlocking(fd);
         if (rc < 0) {
-            log.warn("{}: could not make the async event fd non-blocking (errno {})", device, -rc);
+            throw new RdmaException("fcntl", -rc, device + ": cannot make the async event fd non-blocking: "
+                    + Errno.describe(-rc));
         }
     }
 
-    /** The watcher for {@code context} (an {@code ibv_context*}), started on first use. */
-    static AsyncEventWatcher acquire(MemorySegment context, String device) {
+    /**
+     * The watcher for {@code context} (an {@code ibv_context*}), started on first use.
+     *
+     * @param pinned the context is librdmacm's: keep watching after the last user leaves
+     */
+    static AsyncEventWatcher acquire(MemorySegment context, String device, boolean pinned) throws RdmaException {
         synchronized (AsyncEventWatcher.class) {
             AsyncEventWatcher w = BY_CONTEXT.get(context.address());
             if (w == null) {
                 w = new AsyncEventWatcher(context.reinterpret(ibv_context.sizeof()), device);
-                BY_CONTEXT.put(context.address(), w);
                 Thread.ofPlatform().daemon().name("rdma-async-events-" + device).start(w::run);
+                BY_CONTEXT.put(w.address, w); // only once its thread runs
             }
+            w.pinned |= pinned;
             w.users++;
             return w;
         }
     }
 
-    /** Drops one user; the last one stops the thread, which never touches the context afterwards. */
+    /** Drops one user; the last one of an owned context stops the thread, which never touches it again. */
     void release() {
         synchronized (AsyncEventWatcher.class) {
-            if (--users > 0) {
+            if (--users > 0 || pinned) {
                 return;
             }
-            BY_CONTEXT.remove(context.address());
+            retire();
             synchronized (this) { // waits for an event being handled right now
                 stopped = true;
             }
+        }
+    }
+
+    /** Leaves the registry; a new context at the same address gets a new watcher. */
+    private void retire() {
+        synchronized (AsyncEventWatcher.class) {
+            BY_CONTEXT.remove(address, this);
         }
     }
 
@@ -95,30 +119,49 @@ final class AsyncEventWatcher {
                 }
                 int ready = Posix.pollIn(fd, SLICE_MILLIS);
                 if (ready < 0) {
-                    log.warn("{}: polling the async event fd failed (errno {}); no longer watching", device, -ready);
+                    log.warn("{}: the async event fd failed ({}); no longer watching", device, Errno.describe(-ready));
                     return;
                 }
-                if (ready == 0) {
-                    continue;
-                }
-                synchronized (this) {
-                    // The fd may have been closed and its number reused since poll returned: check first.
-                    while (!stopped && Rdma.ibv_get_async_event(context, event) == 0) {
-                        try {
-                            handle(event);
-                        } finally {
-                            Rdma.ibv_ack_async_event(event);
-                        }
-                    }
+                if (ready > 0 && !drain(event)) {
+                    return;
                 }
             }
         } catch (RuntimeException | Error e) {
             log.error("{}: the async event watcher failed; events are no longer read", device, e);
+        } finally {
+            retire();
         }
     }
 
-    private void handle(MemorySegment event) {
-        AsyncEventType type = AsyncEventType.of(ibv_async_event.event_type(event));
+    /** Reads and acknowledges every pending event; false when the watcher must stop. */
+    private synchronized boolean drain(MemorySegment event) {
+        // The fd may have been closed and its number reused since poll returned: check first.
+        while (!stopped) {
+            int rc = Verbs.Calls.GET_ASYNC_EVENT.statusOrErrno(context, event);
+            if (rc == -EAGAIN) {
+                return true;
+            }
+            if (rc < 0) {
+                log.warn("{}: ibv_get_async_event failed ({}); no longer watching", device, Errno.describe(-rc));
+                return false;
+            }
+            AsyncEventType type = AsyncEventType.UNKNOWN;
+            try {
+                type = AsyncEventType.of(ibv_async_event.event_type(event));
+                handle(type, event);
+            } catch (RuntimeException e) { // one bad event must not end the watching
+                log.error("{}: could not handle async event {}", device, type, e);
+            } finally {
+                Rdma.ibv_ack_async_event(event);
+            }
+            if (type == AsyncEventType.DEVICE_FATAL) {
+                return false; // nothing more comes; the owners close what they hold
+            }
+        }
+        return false;
+    }
+
+    private void handle(AsyncEventType type, MemorySegment event) {
         MemorySegment element = ibv_async_event.element(event);
         switch (type.element()) {
             case CQ -> {

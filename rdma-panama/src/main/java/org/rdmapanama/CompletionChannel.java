@@ -58,6 +58,7 @@ public final class CompletionChannel extends NativeResource {
      *
      * @throws InterruptedException       if the thread is interrupted while waiting
      * @throws ClosedResourceException    if the channel is closed while waiting
+     * @throws CompletionQueueOverrunException if one of its CQs overran (it would never signal again)
      */
     public CompletionQueue await(Duration timeout) throws RdmaException, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -66,6 +67,11 @@ public final class CompletionChannel extends NativeResource {
             MemorySegment ctxOut = call.allocate(ADDRESS);
             while (true) {
                 checkOpen();
+                for (CompletionQueue cq : queues.values()) { // an overrun CQ sends no more events: say so now
+                    if (cq.hasOverrun()) {
+                        throw cq.overrunError();
+                    }
+                }
                 if (Thread.interrupted()) {
                     throw new InterruptedException("interrupted while waiting on " + description());
                 }
@@ -75,6 +81,7 @@ public final class CompletionChannel extends NativeResource {
                 }
                 int ready = Posix.pollIn(fd, (int) Math.min(SLICE_MILLIS, Math.max(1, left / 1_000_000)));
                 if (ready < 0) {
+                    checkOpen(); // closed while waiting: its fd went with it, and that is what poll saw
                     throw new RdmaException("poll", -ready, "poll on " + description() + " failed: "
                             + Errno.describe(-ready));
                 }

@@ -112,7 +112,7 @@ public final class CompletionQueue extends NativeResource {
         overrun = true;
     }
 
-    private CompletionQueueOverrunException overrunError() {
+    CompletionQueueOverrunException overrunError() {
         return new CompletionQueueOverrunException(description() + " (" + size + " entries) overran: the device "
                 + "reported IBV_EVENT_CQ_ERR and dropped completions. Poll it more often or make it larger; "
                 + "close it and its queue pairs to recover");

@@ -29,7 +29,7 @@ public final class DeviceContext extends NativeResource {
     private final boolean owned;
     private final AsyncEventWatcher events;
 
-    private DeviceContext(MemorySegment ctx, RdmaDevice device, boolean owned) {
+    private DeviceContext(MemorySegment ctx, RdmaDevice device, boolean owned) throws RdmaException {
         super("DeviceContext " + device.name(), ctx, ibv_context.sizeof(), null);
         this.device = device;
         this.owned = owned;
@@ -39,7 +39,7 @@ public final class DeviceContext extends NativeResource {
         this.postSendFn = ibv_context_ops.post_send(ops);
         this.postRecvFn = ibv_context_ops.post_recv(ops);
         this.postSrqRecvFn = ibv_context_ops.post_srq_recv(ops);
-        this.events = AsyncEventWatcher.acquire(ctx, device.name());
+        this.events = AsyncEventWatcher.acquire(ctx, device.name(), !owned);
     }
 
     AsyncEventWatcher events() {

@@ -287,7 +287,12 @@ public final class QueuePair extends NativeResource {
         }
     }
 
-    /** Refuses a queue pair that, with every WR outstanding, could by itself overrun its CQ. */
+    /**
+     * Refuses a queue pair that, with every WR outstanding, could by itself overrun its CQ. It checks
+     * this QP alone: QPs sharing a CQ, and receives from an SRQ (bounded by the SRQ, shared by its QPs),
+     * are the caller's sum to make. If that sum is wrong the overrun is still not silent: the CQ's next
+     * poll throws {@link CompletionQueueOverrunException}.
+     */
     private static void fits(CompletionQueue cq, int depth, String what) {
         if (depth > cq.size()) {
             throw new IllegalArgumentException("queue pair depth (" + what + ") exceeds the " + cq.size()

@@ -22,6 +22,12 @@ final class NativeHeap {
 
     private static final Pattern OTHER = Pattern.compile("-\\s+Other \\(reserved=\\d+KB, committed=\\d+KB\\)\\s+\\(malloc=(\\d+)KB");
 
+    static long openFds() throws IOException {
+        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.count();
+        }
+    }
+
     static long mappings() throws IOException {
         try (Stream<String> lines = Files.lines(Path.of("/proc/self/maps"))) {
             return lines.count();
@@ -40,6 +46,9 @@ final class NativeHeap {
         }
         if (summary.contains("not enabled")) {
             throw new IllegalStateException("run the JVM with -XX:NativeMemoryTracking=summary: " + summary.strip());
+        }
+        if (!summary.contains("Total: reserved=")) { // a format this parser does not know: a check would pass blind
+            throw new IllegalStateException("unexpected NMT summary format: " + summary.lines().limit(8).toList());
         }
         Matcher m = OTHER.matcher(summary);
         return m.find() ? Long.parseLong(m.group(1)) : 0; // NMT omits categories under 1 KiB

@@ -60,6 +60,7 @@ final class EventChannel extends NativeResource {
                 // A zero (or spent) timeout still checks once, without waiting.
                 int ready = Posix.pollIn(fd, left <= 0 ? 0 : (int) Math.min(SLICE_MILLIS, Math.max(1, left / 1_000_000)));
                 if (ready < 0) {
+                    checkOpen(); // closed while waiting: its fd went with it, and that is what poll saw
                     throw new RdmaException("poll", -ready, "poll on an rdma_cm event channel failed: "
                             + Errno.describe(-ready));
                 }

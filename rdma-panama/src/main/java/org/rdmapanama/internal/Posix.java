@@ -22,6 +22,11 @@ public final class Posix {
     private static final int F_SETFL = 4;
     private static final int O_NONBLOCK = 04000;
     private static final short POLLIN = 1;
+    private static final short POLLERR = 8;
+    private static final short POLLHUP = 16;
+    private static final short POLLNVAL = 32;
+    private static final int EIO = 5;
+    private static final int EBADF = 9;
 
     /** {@code struct pollfd { int fd; short events; short revents; }}. */
     private static final StructLayout POLLFD = structLayout(JAVA_INT.withName("fd"),
@@ -34,7 +39,10 @@ public final class Posix {
 
     /**
      * Waits until {@code fd} is readable or {@code timeoutMillis} passes.
-     * Returns 1 when readable, 0 on timeout or EINTR, -errno on failure.
+     * Returns 1 when readable, 0 on timeout or EINTR, -errno on failure. An fd
+     * that reports only an error or hang-up (a removed device) is a failure,
+     * -EIO, or -EBADF when it is not open: poll would return at once forever,
+     * and a caller that read and looped would spin.
      */
     public static int pollIn(int fd, int timeoutMillis) {
         try (Arena a = Arena.ofConfined()) {
@@ -47,7 +55,14 @@ public final class Posix {
                 int e = Verbs.errno(state);
                 return e == 4 ? 0 : -e; // EINTR: the caller loops anyway
             }
-            return rc > 0 ? 1 : 0;
+            if (rc == 0) {
+                return 0;
+            }
+            short revents = pfd.get(JAVA_SHORT, 6);
+            if ((revents & POLLIN) != 0) {
+                return 1; // read what is there first; the next poll reports the error alone
+            }
+            return (revents & POLLNVAL) != 0 ? -EBADF : (revents & (POLLERR | POLLHUP)) != 0 ? -EIO : 0;
         } catch (Throwable t) {
             throw new IllegalStateException("poll", t);
         }

@@ -148,6 +148,8 @@ public final class Verbs {
                 Rdma.ibv_create_cq$address(), Rdma.ibv_create_cq$descriptor());
         public static final NativeCall DESTROY_CQ = call("ibv_destroy_cq",
                 Rdma.ibv_destroy_cq$address(), Rdma.ibv_destroy_cq$descriptor());
+        public static final NativeCall GET_ASYNC_EVENT = call("ibv_get_async_event",
+                Rdma.ibv_get_async_event$address(), Rdma.ibv_get_async_event$descriptor());
         public static final NativeCall GET_CQ_EVENT = call("ibv_get_cq_event",
                 Rdma.ibv_get_cq_event$address(), Rdma.ibv_get_cq_event$descriptor());
         public static final NativeCall CREATE_QP = call("ibv_create_qp",
