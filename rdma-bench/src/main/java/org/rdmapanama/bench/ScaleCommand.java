@@ -23,6 +23,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -33,8 +36,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * {@code rdma-bench scale}: many rdma_cm connections between two processes,
  * and a connect/disconnect soak that reports memory.
  * <pre>
- *   scale server -a ADDR [-p PORT] [-c N]     accept N connections, check each one's Write and Send
- *   scale client -a ADDR [-p PORT] [-c N]     open N connections, one RDMA Write + one Send each, close
+ *   scale server -a ADDR [-p PORT] [-c N] [-t T]  accept N connections, check each one's Write and Send
+ *   scale client -a ADDR [-p PORT] [-c N] [-t T]  open N connections, T at a time; one RDMA Write + one Send each, close
  *   scale cycles -a ADDR [-n N]               N connect/write/disconnect cycles in this process;
  *                                             RSS, rdma res and (with -XX:NativeMemoryTracking=summary) NMT figures
  * </pre>
@@ -57,13 +60,14 @@ final class ScaleCommand {
         }
         String mode = args[0];
         String addr = null;
-        int port = 7480, count = mode.equals("cycles") ? 1000 : 256;
+        int port = 7480, count = mode.equals("cycles") ? 1000 : 256, threads = 16;
         try {
             for (int i = 1; i < args.length; i++) {
                 switch (args[i]) {
                     case "-a" -> addr = args[++i];
                     case "-p" -> port = positive("-p", args[++i], 65535);
                     case "-c", "-n" -> count = positive(args[i], args[++i], 1_000_000);
+                    case "-t" -> threads = positive("-t", args[++i], 1024);
                     default -> throw new IllegalArgumentException("unknown option '" + args[i] + "'");
                 }
             }
@@ -84,8 +88,8 @@ final class ScaleCommand {
         try {
             InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(addr), port);
             return switch (mode) {
-                case "server" -> server(at, count, out);
-                case "client" -> client(at, count, out);
+                case "server" -> server(at, count, threads, out);
+                case "client" -> client(at, count, threads, out);
                 default -> cycles(at, count, out);
             };
         } catch (Exception e) {
@@ -108,42 +112,59 @@ final class ScaleCommand {
     }
 
     private static void usage(PrintStream s) {
-        s.println("usage: rdma-bench scale server|client -a ADDR [-p PORT] [-c CONNECTIONS]");
+        s.println("usage: rdma-bench scale server|client -a ADDR [-p PORT] [-c CONNECTIONS] [-t THREADS]");
+        s.println("       (-t: connections set up at once, default 16; ucmatose sets up all at once)");
         s.println("       rdma-bench scale cycles -a ADDR [-n CYCLES]");
     }
 
-    static int server(InetSocketAddress at, int count, PrintStream out) throws Exception {
-        List<RdmaConnection> conns = new ArrayList<>();
-        List<MemoryRegion> mrs = new ArrayList<>();
+    static int server(InetSocketAddress at, int count, int threads, PrintStream out) throws Exception {
+        RdmaConnection[] conns = new RdmaConnection[count];
+        MemoryRegion[] mrs = new MemoryRegion[count];
+        ExecutorService accepting = Executors.newFixedThreadPool(threads);
         try (RdmaListener listener = RdmaListener.bind(at, Math.min(count, 1024), OPTIONS);
              CompletionBatch batch = new CompletionBatch(1)) {
             out.println("scale server: listening on " + at + " for " + count + " connections");
+            List<Future<?>> accepts = new ArrayList<>();
             for (int i = 0; i < count; i++) {
                 RdmaConnection c = listener.accept(Duration.ofMinutes(5));
                 if (c == null) {
                     throw new RdmaException("no connection " + i + " within 5 minutes");
                 }
-                conns.add(c);
+                conns[i] = c;
                 MemoryRegion mr = c.protectionDomain().allocate(128, Access.REMOTE_WRITE);
-                mrs.add(mr);
+                mrs[i] = mr;
                 try (ReceiveRequest recv = c.queuePair().newReceiveRequest(1, 1)) {
                     c.queuePair().postRecv(recv.wrId(i).sge(mr, 64, 8));
                 }
-                c.accept(mr.remote().toBytes(), T);
+                // The wait for ESTABLISHED happens elsewhere, so the next request is taken at once.
+                accepts.add(accepting.submit(() -> {
+                    c.accept(mr.remote().toBytes(), T);
+                    return null;
+                }));
+            }
+            for (Future<?> f : accepts) {
+                f.get(T.toSeconds(), TimeUnit.SECONDS);
             }
             int verified = 0;
+            java.util.BitSet seen = new java.util.BitSet(count);
             for (int i = 0; i < count; i++) {
-                RdmaConnection c = conns.get(i);
+                RdmaConnection c = conns[i];
                 if (c.completionQueue().pollUntil(batch, T) != 1) {
                     throw new RdmaException("no Send on connection " + i);
                 }
                 batch.requireSuccess(0);
-                long sent = mrs.get(i).segment().get(JAVA_LONG, 64), written = mrs.get(i).segment().get(JAVA_LONG, 0);
-                long want = TAG + batch.wrId(0);
-                if (sent != TAG + i || written != TAG + i) {
+                // The client tags each connection with its own number: a mix-up between QPs shows here.
+                long sent = mrs[i].segment().get(JAVA_LONG, 64), written = mrs[i].segment().get(JAVA_LONG, 0);
+                if (sent != written || (sent & ~0xffffffffL) != TAG || batch.wrId(0) != i) {
                     throw new RdmaException("connection " + i + ": wrote 0x" + Long.toHexString(written) + ", sent 0x"
-                            + Long.toHexString(sent) + ", expected 0x" + Long.toHexString(want));
+                            + Long.toHexString(sent) + ", completion for receive " + batch.wrId(0));
                 }
+                int from = (int) (sent - TAG);
+                if (from >= count || seen.get(from)) {
+                    throw new RdmaException("connection " + i + " carries the client's number " + from + " twice or out of 0.."
+                            + (count - 1));
+                }
+                seen.set(from);
                 verified++;
             }
             for (RdmaConnection c : conns) {
@@ -154,24 +175,38 @@ final class ScaleCommand {
             out.println("scale server: " + verified + " connections, data verified on each, all disconnected");
             return Main.OK;
         } finally {
+            accepting.shutdownNow();
             for (RdmaConnection c : conns) {
-                c.close();
+                if (c != null) {
+                    c.close();
+                }
             }
         }
     }
 
-    static int client(InetSocketAddress at, int count, PrintStream out) throws Exception {
-        List<RdmaConnection> conns = new ArrayList<>();
+    static int client(InetSocketAddress at, int count, int threads, PrintStream out) throws Exception {
+        RdmaConnection[] conns = new RdmaConnection[count];
+        long[] resolving = new long[count], connecting = new long[count];
+        ExecutorService connectors = Executors.newFixedThreadPool(threads);
         try (CompletionBatch batch = new CompletionBatch(1)) {
+            // Connection 0 alone and untimed: it pays for loading librdmacm and linking every downcall.
+            long warm = System.nanoTime();
+            open(at, conns, 0, resolving, connecting);
             long start = System.nanoTime();
-            for (int i = 0; i < count; i++) {
-                RdmaConnection c = RdmaConnection.resolve(at, null, OPTIONS, T);
-                conns.add(c);
-                c.connect(new byte[0], T);
+            List<Future<?>> opens = new ArrayList<>();
+            for (int i = 1; i < count; i++) {
+                int n = i;
+                opens.add(connectors.submit(() -> {
+                    open(at, conns, n, resolving, connecting);
+                    return null;
+                }));
+            }
+            for (Future<?> f : opens) {
+                f.get(T.toSeconds(), TimeUnit.SECONDS);
             }
             long connected = System.nanoTime();
             for (int i = 0; i < count; i++) {
-                RdmaConnection c = conns.get(i);
+                RdmaConnection c = conns[i];
                 RemoteBuffer peer = RemoteBuffer.fromBytes(c.peerPrivateData());
                 MemoryRegion mine = c.protectionDomain().allocate(64);
                 mine.segment().set(JAVA_LONG, 0, TAG + i);
@@ -189,21 +224,49 @@ final class ScaleCommand {
                 }
             }
             long data = System.nanoTime();
-            for (RdmaConnection c : conns) {
-                c.close();
+            for (int i = 0; i < count; i++) {
+                conns[i].close();
+                conns[i] = null;
             }
-            conns.clear();
             long end = System.nanoTime();
-            out.printf("scale client: %d connections established in %.3f s: %.1f connections/s%n", count,
-                    (connected - start) / 1e9, count / ((connected - start) / 1e9));
-            out.printf("scale client: one RDMA Write + one Send each in %.3f s; closed all in %.3f s; total %.3f s%n",
+            out.printf("scale client: first connection (loads and links librdmacm) %.3f s%n", (start - warm) / 1e9);
+            out.printf("scale client: %d more connections, %d at a time, established in %.3f s: %.1f connections/s%n",
+                    count - 1, threads, (connected - start) / 1e9, (count - 1) / ((connected - start) / 1e9));
+            out.printf("scale client: per connection, resolve (address, route, PD, CQ, QP) %s; connect %s%n",
+                    spread(resolving, 1), spread(connecting, 1));
+            out.printf("scale client: one RDMA Write + one Send each in %.3f s; closed all in %.3f s; "
+                            + "from the second connection to the last close %.3f s%n",
                     (data - connected) / 1e9, (end - data) / 1e9, (end - start) / 1e9);
             return Main.OK;
         } finally {
+            connectors.shutdownNow();
             for (RdmaConnection c : conns) {
-                c.close();
+                if (c != null) {
+                    c.close();
+                }
             }
         }
+    }
+
+    private static void open(InetSocketAddress at, RdmaConnection[] conns, int i, long[] resolving, long[] connecting)
+            throws Exception {
+        long t0 = System.nanoTime();
+        RdmaConnection c = RdmaConnection.resolve(at, null, OPTIONS, T);
+        conns[i] = c;
+        long t1 = System.nanoTime();
+        c.connect(new byte[0], T);
+        resolving[i] = t1 - t0;
+        connecting[i] = System.nanoTime() - t1;
+    }
+
+    /** "median X ms (min .. max)" of nanosecond durations, from index {@code from} on. */
+    static String spread(long[] ns, int from) {
+        long[] s = java.util.Arrays.copyOfRange(ns, from, ns.length);
+        if (s.length == 0) {
+            return "-";
+        }
+        java.util.Arrays.sort(s);
+        return String.format("median %.2f ms (%.2f .. %.2f)", s[s.length / 2] / 1e6, s[0] / 1e6, s[s.length - 1] / 1e6);
     }
 
     static int cycles(InetSocketAddress base, int n, PrintStream out) throws Exception {
