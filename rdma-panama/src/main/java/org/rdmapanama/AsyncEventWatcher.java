@@ -119,6 +119,11 @@ final class AsyncEventWatcher {
                 }
                 int ready = Posix.pollIn(fd, SLICE_MILLIS);
                 if (ready < 0) {
+                    synchronized (this) {
+                        if (stopped) {
+                            return; // the context closed under the poll: expected, not a failure
+                        }
+                    }
                     log.warn("{}: the async event fd failed ({}); no longer watching", device, Errno.describe(-ready));
                     return;
                 }

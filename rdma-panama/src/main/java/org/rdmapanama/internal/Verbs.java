@@ -39,8 +39,10 @@ public final class Verbs {
     }
 
     static RdmaException failure(String verb, String what, int errno) {
-        return new RdmaException(verb, errno,
-                verb + "(" + what + ") failed: " + Errno.describe(errno));
+        // Provider libraries sometimes fail in user space without setting errno (libsiw does, on a bad mmap key).
+        String why = errno == 0 ? "the provider library refused it without an errno (VERBS_LOG_LEVEL=5 may say why)"
+                : Errno.describe(errno);
+        return new RdmaException(verb, errno, verb + "(" + what + ") failed: " + why);
     }
 
     /**
