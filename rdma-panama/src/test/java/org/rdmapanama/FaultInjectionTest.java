@@ -247,7 +247,7 @@ class FaultInjectionTest {
                     .remote(p.atServer().address(), p.atServer().rkey()));
             assertEquals(1, p.client().completionQueue().pollUntil(batch, LIMIT));
             batch.requireSuccess(0);
-            assertTrue(FaultRig.matches(p.serverMr(), 0, size, 77), "data on the new connection");
+            assertTrue(FaultRig.awaitMatch(p.serverMr(), 0, size, 77), "data on the new connection");
         }
     }
 

@@ -44,6 +44,22 @@ final class FaultRig {
         }
     }
 
+    /**
+     * Waits (up to 5 s) for a remote Write's data to show. On iWARP a Write's
+     * completion says only that the source buffer may be reused: the data may
+     * still be in TCP on its way (InfiniBand and RoCE complete after the ACK).
+     */
+    static boolean awaitMatch(MemoryRegion mr, long from, long length, int seed) throws InterruptedException {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (!matches(mr, from, length, seed)) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.sleep(1);
+        }
+        return true;
+    }
+
     static boolean matches(MemoryRegion mr, long from, long length, int seed) {
         for (long i = 0; i < length; i++) {
             if (mr.segment().get(JAVA_BYTE, from + i) != (byte) (i * 31 + seed)) {

@@ -50,7 +50,7 @@ class LeakConnectSoakTest {
                             .remote(p.atServer().address(), p.atServer().rkey()));
                     assertEquals(1, p.client().completionQueue().pollUntil(batch, FaultRig.T));
                     batch.requireSuccess(0);
-                    assertTrue(FaultRig.matches(p.serverMr(), 0, 64, i), "cycle " + i);
+                    assertTrue(FaultRig.awaitMatch(p.serverMr(), 0, 64, i), "cycle " + i);
                 }
                 if (i == WARMUP - 1) {
                     warm = footprint();
