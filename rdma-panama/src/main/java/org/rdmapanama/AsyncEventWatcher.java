@@ -111,18 +111,11 @@ final class AsyncEventWatcher {
     private void run() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment event = arena.allocate(ibv_async_event.layout());
-            while (true) {
-                synchronized (this) {
-                    if (stopped) {
-                        return;
-                    }
-                }
+            while (!isStopped()) {
                 int ready = Posix.pollIn(fd, SLICE_MILLIS);
                 if (ready < 0) {
-                    synchronized (this) {
-                        if (stopped) {
-                            return; // the context closed under the poll: expected, not a failure
-                        }
+                    if (isStopped()) {
+                        return; // the context closed under the poll: expected, not a failure
                     }
                     log.warn("{}: the async event fd failed ({}); no longer watching", device, Errno.describe(-ready));
                     return;
@@ -136,6 +129,10 @@ final class AsyncEventWatcher {
         } finally {
             retire();
         }
+    }
+
+    private synchronized boolean isStopped() {
+        return stopped;
     }
 
     /** Reads and acknowledges every pending event; false when the watcher must stop. */
