@@ -75,8 +75,8 @@ final class PerftestCommand {
     private static final long CREDIT_ID = 1L << 60;
 
     private static final int CTRL_SIZE = 128;
-    private static final int CTRL_CREDIT = 0, CTRL_BARRIER = 8, CTRL_REPORT = 16;  // written by the peer
-    private static final int OUT_CREDIT = 64, OUT_BARRIER = 72, OUT_REPORT = 80;   // our copies to write from
+    private static final int CTRL_CREDIT = 0, CTRL_BARRIER = 8, CTRL_REPORT = 16, CTRL_VOTE = 56; // written by the peer
+    private static final int OUT_CREDIT = 64, OUT_BARRIER = 72, OUT_REPORT = 80, OUT_VOTE = 120;   // our copies to write from
     private static final int REPORT_BYTES = 40;
 
     private static final Duration SETUP_TIMEOUT = Duration.ofSeconds(120);
@@ -85,6 +85,8 @@ final class PerftestCommand {
     private static final long BARRIER_SPIN_NANOS = Duration.ofMillis(1).toNanos();
     private static final long BARRIER_PARK_NANOS = Duration.ofMillis(1).toNanos();
     private static final long MARGIN_NANOS = Duration.ofSeconds(2).toNanos();
+    /** Warm-up rounds go on until the JIT has been idle this long, or for --warmup seconds at most. */
+    private static final long JIT_QUIET_NANOS = Duration.ofSeconds(1).toNanos();
 
     private static final VarHandle BYTE = JAVA_BYTE.varHandle();
     private static final VarHandle LONG = JAVA_LONG.varHandle();
@@ -106,7 +108,7 @@ final class PerftestCommand {
             PerftestOptions.usage(test, out);
             return Main.OK;
         }
-        try (PerftestCommand.Run r = new Run(o, out)) {
+        try (PerftestCommand.Run r = new Run(o, out, err)) {
             r.execute();
             return Main.OK;
         } catch (NoSuchDeviceException e) {
@@ -126,6 +128,7 @@ final class PerftestCommand {
     static final class Run implements AutoCloseable {
         private final PerftestOptions o;
         private PrintStream out; // swapped for a null stream during the warm-up run
+        private final PrintStream err;
         private final Test test;
         private final boolean server;
         private final int slot;        // S: the largest message, rounded up to 64
@@ -171,9 +174,10 @@ final class PerftestCommand {
         private long tSample, tStop, tEnd, sampleStart, sampleEnd, sampleBase, sampleCount;
         private int state;
 
-        Run(PerftestOptions o, PrintStream out) {
+        Run(PerftestOptions o, PrintStream out, PrintStream err) {
             this.o = o;
             this.out = out;
+            this.err = err;
             this.test = o.test;
             this.server = o.isServer();
             this.slot = (Math.max(o.maxSize(), 8) + 63) & ~63;
@@ -223,7 +227,8 @@ final class PerftestCommand {
                 recv = qp.newReceiveRequest(1, 1);
                 recv.wrId(RECV_ID).sge(mr, slot, slot);
                 int sizes = o.sizes().length;
-                totalRecvs = o.duration != null ? Long.MAX_VALUE : (long) o.iters * sizes * (o.warmup() ? 2 : 1);
+                // The warm-up runs as many rounds as the JIT needs: then the count is open-ended, as with -D.
+                totalRecvs = o.duration != null || o.warmup() ? Long.MAX_VALUE : (long) o.iters * sizes;
                 long first = Math.min(o.rxDepth(), totalRecvs);
                 for (long i = 0; i < first; i++) {
                     qp.postRecv(recv);
@@ -461,14 +466,7 @@ final class PerftestCommand {
         private void runAll() throws IOException {
             int[] sizes = o.sizes();
             if (o.warmup()) {
-                // Same loops, same peer, rows thrown away: C2 compiles them here, not in the reported run.
-                PrintStream real = out;
-                out = new PrintStream(OutputStream.nullOutputStream());
-                try {
-                    runSizes(sizes);
-                } finally {
-                    out = real;
-                }
+                warmUp(sizes);
             }
             runSizes(sizes);
             barrier(phaseTimeout(sizes[sizes.length - 1]));
@@ -476,6 +474,58 @@ final class PerftestCommand {
             if (rows) {
                 out.println(PerftestStats.RESULT_LINE);
             }
+        }
+
+        /**
+         * Same loops, same peer, rows thrown away, round after round until the JIT on both sides has
+         * been idle for {@link #JIT_QUIET_NANOS}: C2 compiles them here, not during the reported run.
+         */
+        private void warmUp(int[] sizes) throws IOException {
+            PrintStream real = out;
+            out = new PrintStream(OutputStream.nullOutputStream());
+            long start = System.nanoTime();
+            long max = Duration.ofSeconds(o.warmupMaxSeconds).toNanos();
+            long jitSeen = JitActivity.now();
+            long jitChangedAt = start;
+            int rounds = 0;
+            boolean more;
+            try {
+                do {
+                    runSizes(sizes);
+                    rounds++;
+                    long now = System.nanoTime();
+                    long jit = JitActivity.now();
+                    if (jit != jitSeen) {
+                        jitSeen = jit;
+                        jitChangedAt = now;
+                    }
+                    boolean busy = now - jitChangedAt < JIT_QUIET_NANOS && now - start < max;
+                    more = agree(busy);
+                } while (more);
+            } finally {
+                out = real;
+            }
+            err.printf("warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on both sides, at most %d s)%n",
+                    rounds, (System.nanoTime() - start) / 1e9, JIT_QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds);
+        }
+
+        /**
+         * A barrier at which each side also says whether it wants another warm-up round; both get the
+         * OR of the two. The vote has its own word: the next plain barrier may overwrite the barrier
+         * word before this side has read it, the next vote cannot.
+         */
+        private boolean agree(boolean mine) throws RdmaException {
+            long gen = barrierGen + 1; // the generation of the barrier below
+            long out = 2L * slot + OUT_VOTE;
+            mem.set(JAVA_LONG, out, gen << 1 | (mine ? 1 : 0));
+            writeCtrl(out, 8, CTRL_VOTE, STALL_NANOS);
+            barrier(STALL_NANOS);
+            long peer = (long) LONG.getAcquire(mem, 2L * slot + CTRL_VOTE);
+            if (peer >>> 1 != gen) {
+                throw new RdmaException("the peer's warm-up vote is for step " + (peer >>> 1) + ", expected " + gen
+                        + ": is it running the same version of rdma-bench?");
+            }
+            return mine || (peer & 1) != 0;
         }
 
         private void runSizes(int[] sizes) throws IOException {

@@ -83,14 +83,14 @@ final class PerftestOptions {
     String server;
     /** {@code -F}: accepted and ignored (perftest's CPU frequency check; we use System.nanoTime). */
     boolean ignoreCpuFreq;
-    boolean noWarmup;
+    int warmupMaxSeconds = 60;
 
     /**
-     * An unreported run of the same test before the reported one, so that the
-     * JIT has compiled the loops: JMH's warm-up, for a tool that natively has none.
+     * Unreported runs of the same test before the reported one, until the JIT
+     * is idle: JMH's warm-up, for a tool that natively has none.
      */
     boolean warmup() {
-        return !noWarmup && duration == null;
+        return warmupMaxSeconds > 0 && duration == null;
     }
 
     boolean isServer() {
@@ -157,7 +157,7 @@ final class PerftestOptions {
             boolean takesValue = switch (a) {
                 case "-d", "--ib-dev", "-i", "--ib-port", "-x", "--gid-index", "-s", "--size", "-n", "--iters",
                      "-D", "--duration", "-t", "--tx-depth", "-I", "--inline_size", "-q", "--qp", "-p", "--port",
-                     "--transport", "-A", "--atomic_type" -> true;
+                     "--transport", "-A", "--atomic_type", "--warmup" -> true;
                 default -> false;
             };
             String v = null;
@@ -200,7 +200,8 @@ final class PerftestOptions {
                 }
                 case "-F", "--CPU-freq" -> o.ignoreCpuFreq = true;
                 case "--report_gbits" -> o.reportGbits = true;
-                case "--no-warmup" -> o.noWarmup = true;
+                case "--no-warmup" -> o.warmupMaxSeconds = 0;
+                case "--warmup" -> o.warmupMaxSeconds = CliArgs.number(a, v, 0, 3600);
                 case "-p", "--port" -> o.port = CliArgs.number(a, v, 1, 65535);
                 case "--transport" -> {
                     try {
@@ -296,7 +297,8 @@ final class PerftestOptions {
         s.println("  -d, --ib-dev=<dev>        Use IB device <dev> (default: RDMA_DEVICE, else the first active)");
         s.println("  -D, --duration=<sec>      Run test for a customized period of seconds (at least 5)");
         s.println("  -F, --CPU-freq            Accepted, no effect (times come from System.nanoTime)");
-        s.println("      --no-warmup           Skip the unreported warm-up run (the JIT compiles the loops during it)");
+        s.println("      --no-warmup           Skip the unreported warm-up rounds (same as --warmup=0)");
+        s.println("      --warmup=<sec>        Repeat the run unreported until the JIT is idle, at most <sec> (default 60)");
         s.println("  -i, --ib-port=<port>      Use port <port> of IB device (default 1)");
         s.println("  -I, --inline_size=<size>  Max size of message to be sent in inline (default 0)");
         s.println("  -n, --iters=<iters>       Number of exchanges (at least " + MIN_ITERS + ", default 1000)");

@@ -46,6 +46,19 @@ class PerftestCliTest {
     }
 
     @Test
+    void warmupFlags() {
+        assertEquals(60, parse(PerftestOptions.Test.WRITE_LAT).warmupMaxSeconds);
+        assertTrue(parse(PerftestOptions.Test.WRITE_LAT).warmup());
+        assertEquals(5, parse(PerftestOptions.Test.WRITE_LAT, "--warmup=5").warmupMaxSeconds);
+        assertFalse(parse(PerftestOptions.Test.WRITE_LAT, "--warmup", "0").warmup());
+        assertFalse(parse(PerftestOptions.Test.WRITE_LAT, "--no-warmup").warmup());
+        assertFalse(parse(PerftestOptions.Test.WRITE_LAT, "-D", "5").warmup(), "a -D run has no warm-up, as perftest's");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> parse(PerftestOptions.Test.WRITE_LAT, "--warmup", "-1"));
+        assertTrue(e.getMessage().contains("--warmup"), e.getMessage());
+    }
+
+    @Test
     void shortAndLongFlags() {
         PerftestOptions o = parse(PerftestOptions.Test.SEND_LAT, "-d", "rxe0", "-i", "1", "-x", "3", "-s", "64", "-n", "200",
                 "-R", "-I", "64", "-q", "1", "-F", "-p", "20000", "--transport=rocev2", "host");

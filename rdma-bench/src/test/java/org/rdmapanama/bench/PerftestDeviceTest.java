@@ -40,6 +40,11 @@ class PerftestDeviceTest {
         String port = Integer.toString(PORTS.getAndIncrement());
         List<String> serverArgs = new ArrayList<>(List.of(test));
         serverArgs.addAll(Arrays.asList(flags));
+        if (serverArgs.stream().noneMatch(f -> f.contains("warmup"))) {
+            // Both sides share this JVM, whose JIT is never idle for long: a short warm-up still
+            // runs the rounds and their vote, without waiting for a quiet JIT.
+            serverArgs.add("--warmup=1");
+        }
         serverArgs.addAll(List.of("-p", port));
         List<String> clientArgs = new ArrayList<>(serverArgs);
         clientArgs.add(address);

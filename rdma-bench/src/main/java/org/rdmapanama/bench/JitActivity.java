@@ -1,0 +1,75 @@
+package org.rdmapanama.bench;
+
+import java.io.IOException;
+import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * How much work the JIT has done so far, so that a warm-up can run until the
+ * JIT is idle. A fixed warm-up is not enough under emulation: a C2 compile
+ * there takes seconds, and the compiler threads share the benchmark's pinned
+ * CPU, so a timed run that starts while they still work is slowed by them
+ * (the lab's profile showed them at a third of the CPU in a 1,000-iteration run).
+ * <p>
+ * It is the CPU time of the JIT's compiler threads, from
+ * {@code /proc/self/task} (RDMA here is Linux-only): it grows while a compile
+ * is under way, not only when one ends, as the JVM's compilation time does.
+ */
+final class JitActivity {
+    private static final Path TASKS = Path.of("/proc/self/task");
+
+    private JitActivity() {}
+
+    /**
+     * A counter (clock ticks) that grows while the JIT works; compare two readings. Without
+     * {@code /proc} it stays 0, and a warm-up then lasts its minimum.
+     */
+    static long now() {
+        return Math.max(0, compilerThreadTicks());
+    }
+
+    /** utime + stime of the threads HotSpot names "C1/C2 CompilerThre…", or -1 if /proc cannot say. */
+    static long compilerThreadTicks() {
+        long sum = 0;
+        boolean any = false;
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(TASKS)) {
+            for (Path task : tasks) {
+                String stat;
+                try {
+                    stat = Files.readString(task.resolve("stat"));
+                } catch (IOException gone) {
+                    continue; // the thread ended between the listing and the read
+                }
+                long ticks = compilerTicks(stat);
+                if (ticks >= 0) {
+                    sum += ticks;
+                    any = true;
+                }
+            }
+        } catch (IOException | DirectoryIteratorException | SecurityException e) {
+            return -1;
+        }
+        return any ? sum : -1;
+    }
+
+    /** From one {@code /proc/.../stat} line: utime + stime if the thread is a JIT compiler thread, else -1. */
+    static long compilerTicks(String stat) {
+        int open = stat.indexOf('(');
+        int close = stat.lastIndexOf(')'); // the name may hold spaces and parentheses
+        if (open < 0 || close < open) {
+            return -1;
+        }
+        String name = stat.substring(open + 1, close);
+        if (!name.contains("CompilerThre")) {
+            return -1;
+        }
+        // After the name: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
+        String[] f = stat.substring(close + 2).split(" ");
+        if (f.length < 13) {
+            return -1;
+        }
+        return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+    }
+}

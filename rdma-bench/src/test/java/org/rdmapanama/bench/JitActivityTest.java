@@ -1,0 +1,33 @@
+package org.rdmapanama.bench;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class JitActivityTest {
+    @Test
+    void readsUtimePlusStimeOfCompilerThreadsOnly() {
+        String c2 = "1234 (C2 CompilerThre) S 1 1 1 0 -1 4194368 100 0 0 0 250 17 0 0 20 0 30 0 100 0 0";
+        assertEquals(267, JitActivity.compilerTicks(c2));
+        assertEquals(-1, JitActivity.compilerTicks("1235 (java) R 1 1 1 0 -1 0 0 0 0 0 999 1 0 0"));
+        // A thread name may hold ") ": the fields start after the last one.
+        assertEquals(-1, JitActivity.compilerTicks("9 (x) 1 2 3) S 1 1 1 0 -1 0 0 0 0 0 3 4 0 0"));
+        assertEquals(7, JitActivity.compilerTicks("9 (C1 CompilerThre) S 1 1 1 0 -1 0 0 0 0 0 3 4 0 0"));
+        assertEquals(-1, JitActivity.compilerTicks("9 (C1 CompilerThre")); // truncated line
+        assertEquals(-1, JitActivity.compilerTicks("9 (C1 CompilerThre) S 1 1")); // too few fields
+    }
+
+    @Test
+    void growsWhileThisJvmCompiles() throws Exception {
+        long before = JitActivity.now();
+        // Enough distinct hot code that C1 and C2 compile something.
+        long sum = 0;
+        for (int i = 0; i < 3_000_000; i++) {
+            sum += Long.toString(i).hashCode() ^ Integer.reverse(i);
+        }
+        long after = JitActivity.now();
+        assertTrue(sum != 42 && after >= before, "counter went back: " + before + " -> " + after);
+        assertTrue(JitActivity.compilerThreadTicks() >= 0, "/proc/self/task shows no compiler thread");
+    }
+}
