@@ -23,8 +23,10 @@ final class JitActivity {
     private JitActivity() {}
 
     /**
-     * A counter (clock ticks) that grows while the JIT works; compare two readings. Without
-     * {@code /proc} it stays 0, and a warm-up then lasts its minimum.
+     * A counter (clock ticks) that changes while the JIT works; compare two readings. It can also
+     * drop, when HotSpot retires a compiler thread: that counts as activity too. Without
+     * {@code /proc} (or with compiler threads named otherwise, as JVMCI's) it stays 0, and a
+     * warm-up then lasts its 1 s minimum.
      */
     static long now() {
         return Math.max(0, compilerThreadTicks());
@@ -66,10 +68,14 @@ final class JitActivity {
             return -1;
         }
         // After the name: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
-        String[] f = stat.substring(close + 2).split(" ");
+        String[] f = stat.substring(Math.min(close + 2, stat.length())).split(" ");
         if (f.length < 13) {
             return -1;
         }
-        return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        try {
+            return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        } catch (NumberFormatException e) {
+            return -1; // not the format this reads: a diagnostic must not end the benchmark
+        }
     }
 }

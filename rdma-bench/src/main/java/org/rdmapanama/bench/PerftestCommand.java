@@ -437,11 +437,11 @@ final class PerftestCommand {
             printAddress("local", mine);
             printAddress("remote", peer);
             out.println(line);
-            boolean rows = test.bw || !server || test.verb == Verb.WRITE || test.verb == Verb.SEND;
-            if (rows) {
-                out.println(test.bw ? (o.reportGbits ? PerftestStats.RESULT_FMT_BW_G : PerftestStats.RESULT_FMT_BW)
-                        : o.duration != null ? PerftestStats.RESULT_FMT_LAT_DUR : PerftestStats.RESULT_FMT_LAT);
-            }
+        }
+
+        /** Whether this side prints result rows: perftest's read_lat and atomic_lat servers print none. */
+        private boolean printsRows() {
+            return test.bw || !server || test.verb == Verb.WRITE || test.verb == Verb.SEND;
         }
 
         private void printAddress(String side, PerftestWire w) {
@@ -468,10 +468,14 @@ final class PerftestCommand {
             if (o.warmup()) {
                 warmUp(sizes);
             }
+            // The column header comes after the warm-up's stderr line, right above its rows, as perftest's.
+            if (printsRows()) {
+                out.println(test.bw ? (o.reportGbits ? PerftestStats.RESULT_FMT_BW_G : PerftestStats.RESULT_FMT_BW)
+                        : o.duration != null ? PerftestStats.RESULT_FMT_LAT_DUR : PerftestStats.RESULT_FMT_LAT);
+            }
             runSizes(sizes);
             barrier(phaseTimeout(sizes[sizes.length - 1]));
-            boolean rows = test.bw || !server || test.verb == Verb.WRITE || test.verb == Verb.SEND;
-            if (rows) {
+            if (printsRows()) {
                 out.println(PerftestStats.RESULT_LINE);
             }
         }
@@ -487,6 +491,7 @@ final class PerftestCommand {
             long max = Duration.ofSeconds(o.warmupMaxSeconds).toNanos();
             long jitSeen = JitActivity.now();
             long jitChangedAt = start;
+            long timeout = phaseTimeout(sizes[sizes.length - 1]); // a passive side waits out the peer's whole round
             int rounds = 0;
             boolean more;
             try {
@@ -499,8 +504,7 @@ final class PerftestCommand {
                         jitSeen = jit;
                         jitChangedAt = now;
                     }
-                    boolean busy = now - jitChangedAt < JIT_QUIET_NANOS && now - start < max;
-                    more = agree(busy);
+                    more = agree(now - jitChangedAt < JIT_QUIET_NANOS, now - start >= max, timeout);
                 } while (more);
             } finally {
                 out = real;
@@ -510,22 +514,30 @@ final class PerftestCommand {
         }
 
         /**
-         * A barrier at which each side also says whether it wants another warm-up round; both get the
-         * OR of the two. The vote has its own word: the next plain barrier may overwrite the barrier
-         * word before this side has read it, the next vote cannot.
+         * A barrier at which each side also says whether its JIT is still busy and whether its cap is
+         * reached: another round follows while either is busy and neither is capped, so the smaller cap
+         * wins. The vote has its own word, which the peer writes again only at the next vote, after a
+         * barrier this side takes part in; the barrier word may already hold the next generation.
          */
-        private boolean agree(boolean mine) throws RdmaException {
+        private boolean agree(boolean busy, boolean capped, long timeoutNanos) throws RdmaException {
             long gen = barrierGen + 1; // the generation of the barrier below
-            long out = 2L * slot + OUT_VOTE;
-            mem.set(JAVA_LONG, out, gen << 1 | (mine ? 1 : 0));
-            writeCtrl(out, 8, CTRL_VOTE, STALL_NANOS);
-            barrier(STALL_NANOS);
-            long peer = (long) LONG.getAcquire(mem, 2L * slot + CTRL_VOTE);
-            if (peer >>> 1 != gen) {
-                throw new RdmaException("the peer's warm-up vote is for step " + (peer >>> 1) + ", expected " + gen
-                        + ": is it running the same version of rdma-bench?");
+            long outVote = 2L * slot + OUT_VOTE;
+            mem.set(JAVA_LONG, outVote, gen << 2 | (capped ? 2 : 0) | (busy ? 1 : 0));
+            writeCtrl(outVote, 8, CTRL_VOTE, STALL_NANOS);
+            barrier(timeoutNanos);
+            // iWARP does not promise that two Writes are placed in order: wait for the vote itself.
+            long at = 2L * slot + CTRL_VOTE;
+            long since = System.nanoTime();
+            long vote;
+            while ((vote = (long) LONG.getAcquire(mem, at)) >>> 2 != gen) {
+                if (System.nanoTime() - since > STALL_NANOS) {
+                    throw new RdmaException("the peer's warm-up vote is for step " + (vote >>> 2) + ", expected "
+                            + gen + ": is it running the same version of rdma-bench?");
+                }
+                Thread.onSpinWait();
             }
-            return mine || (peer & 1) != 0;
+            boolean peerBusy = (vote & 1) != 0, peerCapped = (vote & 2) != 0;
+            return (busy || peerBusy) && !(capped || peerCapped);
         }
 
         private void runSizes(int[] sizes) throws IOException {

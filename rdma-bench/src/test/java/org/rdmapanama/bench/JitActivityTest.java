@@ -16,18 +16,12 @@ class JitActivityTest {
         assertEquals(7, JitActivity.compilerTicks("9 (C1 CompilerThre) S 1 1 1 0 -1 0 0 0 0 0 3 4 0 0"));
         assertEquals(-1, JitActivity.compilerTicks("9 (C1 CompilerThre")); // truncated line
         assertEquals(-1, JitActivity.compilerTicks("9 (C1 CompilerThre) S 1 1")); // too few fields
+        assertEquals(-1, JitActivity.compilerTicks("9 (C1 CompilerThre)")); // nothing after the name
+        assertEquals(-1, JitActivity.compilerTicks("9 (C1 CompilerThre) S 1 1 1 0 -1 0 0 0 0 0 x 4 0 0"));
     }
 
     @Test
-    void growsWhileThisJvmCompiles() throws Exception {
-        long before = JitActivity.now();
-        // Enough distinct hot code that C1 and C2 compile something.
-        long sum = 0;
-        for (int i = 0; i < 3_000_000; i++) {
-            sum += Long.toString(i).hashCode() ^ Integer.reverse(i);
-        }
-        long after = JitActivity.now();
-        assertTrue(sum != 42 && after >= before, "counter went back: " + before + " -> " + after);
-        assertTrue(JitActivity.compilerThreadTicks() >= 0, "/proc/self/task shows no compiler thread");
+    void findsThisJvmsCompilerThreads() {
+        assertTrue(JitActivity.compilerThreadTicks() >= 0, "/proc/self/task shows no HotSpot compiler thread");
     }
 }
