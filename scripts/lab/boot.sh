@@ -52,8 +52,8 @@ lab_write_config() {
 
 lab_qemu_cmd() {
     # The kernel finds TCG's TSCs "unsynchronized" and falls back to the HPET, which makes every
-    # clock_gettime a trapped MMIO read (~2 us: System.nanoTime, not perftest's rdtsc). One TCG
-    # thread drives both vCPUs from one host clock, so their TSCs do agree.
+    # clock_gettime a trapped MMIO read (~2 us: System.nanoTime, not perftest's rdtsc). TCG derives
+    # every vCPU's TSC from the same host clock, so they do agree.
     local run=$1 append="console=ttyS0 panic=-1 rdinit=/init tsc=reliable clocksource=tsc"
     [[ ${RDMA_LAB_VERBOSE:-0} == 1 ]] || append+=" quiet"
     LAB_QEMU=(qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m "${RDMA_LAB_MEM:-4G}"
