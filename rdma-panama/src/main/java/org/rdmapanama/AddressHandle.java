@@ -9,8 +9,11 @@ import java.lang.foreign.MemorySegment;
 
 /** {@code struct ibv_ah}: the route to a UD peer, used in {@link SendRequest#ud}. */
 public final class AddressHandle extends NativeResource {
-    private AddressHandle(ProtectionDomain pd, MemorySegment ah) {
-        super("AddressHandle on " + pd.context().device().name(), ah, ibv_ah.sizeof(), pd);
+    private final ProtectionDomain pd;
+
+    private AddressHandle(ProtectionDomain pd, Native ah, QpAddress remote) {
+        super("AddressHandle to " + remote + " on " + pd.context().device().name(), ah, pd);
+        this.pd = pd;
     }
 
     /**
@@ -24,13 +27,28 @@ public final class AddressHandle extends NativeResource {
         }
         try (Arena scratch = Arena.ofConfined()) {
             MemorySegment attr = scratch.allocate(ibv_ah_attr.layout());
-            QueuePair.fillAddress(attr, remote, port, gidIndex);
-            return new AddressHandle(pd, Verbs.Calls.CREATE_AH.pointer(remote.toString(), pd.pd(), attr));
+            QpTransition.fillAddress(attr, remote, port, gidIndex);
+            pd.checkOpen();
+            return own(Verbs.Calls.CREATE_AH.pointer(remote.toString(), pd.pd(), attr), ibv_ah.sizeof(),
+                    raw -> Verbs.Calls.DESTROY_AH.status(remote.toString(), raw), n -> new AddressHandle(pd, n, remote));
         }
     }
 
     MemorySegment ah() {
         return handle();
+    }
+
+    ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /** A send request's WR now points at this AH: refuse to close until it no longer does. */
+    void hold(Object wr) {
+        addUser(wr);
+    }
+
+    void release(Object wr) {
+        removeUser(wr);
     }
 
     @Override

@@ -28,8 +28,8 @@ public final class CompletionChannel extends NativeResource {
     private final int fd;
     private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
 
-    CompletionChannel(DeviceContext context, MemorySegment channel) throws RdmaException {
-        super("CompletionChannel on " + context.device().name(), channel, ibv_comp_channel.sizeof(), context);
+    CompletionChannel(DeviceContext context, Native channel) throws RdmaException {
+        super("CompletionChannel on " + context.device().name(), channel, context);
         this.context = context;
         this.fd = ibv_comp_channel.fd(handle());
         int rc = Posix.setNonBlocking(fd);

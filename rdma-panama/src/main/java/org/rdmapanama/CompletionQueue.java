@@ -25,29 +25,49 @@ public final class CompletionQueue extends NativeResource {
     private final MemorySegment pollFn;
     private final MemorySegment notifyFn;
     private final int size;
+    private final Dependent asUser; // this CQ, as a user of its channel
     private volatile boolean overrun; // set by the context's AsyncEventWatcher
 
-    private CompletionQueue(DeviceContext context, MemorySegment cq, CompletionChannel channel) {
-        super("CompletionQueue on " + context.device().name(), cq, ibv_cq.sizeof(), context);
+    private CompletionQueue(DeviceContext context, Native cq, CompletionChannel channel, Dependent asUser) {
+        super("CompletionQueue on " + context.device().name(), cq, context);
         this.context = context;
         this.channel = channel;
+        this.asUser = asUser;
         this.pollFn = context.pollCqFn;
         this.notifyFn = context.reqNotifyCqFn;
         this.size = ibv_cq.cqe(handle());
-        context.events().watch(this);
+        asUser.name(description());
     }
 
     static CompletionQueue create(DeviceContext context, int entries, CompletionChannel channel)
             throws RdmaException {
-        MemorySegment ch = channel == null ? MemorySegment.NULL : channel.channel();
-        MemorySegment raw = Verbs.Calls.CREATE_CQ.pointer(context.device().name() + ", " + entries + " entries",
-                context.handle(), entries, MemorySegment.NULL, ch, 0);
-        CompletionQueue cq = new CompletionQueue(context, raw, channel);
+        // Hold the channel before the CQ exists, so it cannot close between the two.
+        Dependent asUser = new Dependent("a CompletionQueue being created on " + context.device().name());
         if (channel != null) {
-            channel.addUser(cq);
-            channel.attach(cq);
+            channel.addUser(asUser);
         }
-        return cq;
+        boolean ok = false;
+        try {
+            MemorySegment ch = channel == null ? MemorySegment.NULL : channel.channel();
+            String what = context.device().name() + ", " + entries + " entries";
+            CompletionQueue cq = own(Verbs.Calls.CREATE_CQ.pointer(what, context.handle(), entries, MemorySegment.NULL,
+                    ch, 0), ibv_cq.sizeof(), raw -> Verbs.Calls.DESTROY_CQ.status(what, raw),
+                    n -> new CompletionQueue(context, n, channel, asUser));
+            ok = true;
+            return cq;
+        } finally {
+            if (!ok && channel != null) {
+                channel.removeUser(asUser);
+            }
+        }
+    }
+
+    @Override
+    protected void opened() {
+        context.events().watch(this);
+        if (channel != null) {
+            channel.attach(this);
+        }
     }
 
     /**
@@ -177,7 +197,7 @@ public final class CompletionQueue extends NativeResource {
     protected void released() {
         if (channel != null) {
             channel.detach(this);
-            channel.removeUser(this);
+            channel.removeUser(asUser);
         }
     }
 }

@@ -1,7 +1,9 @@
 package org.rdmapanama;
 
+import org.rdmapanama.ffi.ibv_comp_channel;
 import org.rdmapanama.ffi.ibv_context;
 import org.rdmapanama.ffi.ibv_context_ops;
+import org.rdmapanama.ffi.ibv_pd;
 import org.rdmapanama.internal.DeviceQuery;
 import org.rdmapanama.internal.Verbs;
 
@@ -29,8 +31,8 @@ public final class DeviceContext extends NativeResource {
     private final boolean owned;
     private final AsyncEventWatcher events;
 
-    private DeviceContext(MemorySegment ctx, RdmaDevice device, boolean owned) throws RdmaException {
-        super("DeviceContext " + device.name(), ctx, ibv_context.sizeof(), null);
+    private DeviceContext(Native ctx, RdmaDevice device, boolean owned) throws RdmaException {
+        super("DeviceContext " + device.name(), ctx, null);
         this.device = device;
         this.owned = owned;
         MemorySegment ops = ibv_context.ops(handle());
@@ -39,7 +41,7 @@ public final class DeviceContext extends NativeResource {
         this.postSendFn = ibv_context_ops.post_send(ops);
         this.postRecvFn = ibv_context_ops.post_recv(ops);
         this.postSrqRecvFn = ibv_context_ops.post_srq_recv(ops);
-        this.events = AsyncEventWatcher.acquire(ctx, device.name(), !owned);
+        this.events = AsyncEventWatcher.acquire(ctx.struct(), device.name(), !owned); // unscoped: it may outlive this wrapper
     }
 
     AsyncEventWatcher events() {
@@ -64,9 +66,10 @@ public final class DeviceContext extends NativeResource {
                 }
                 ctx = Verbs.openDevice(dev, name);
                 RdmaDevice info = DeviceQuery.describeOpen(scratch, dev, ctx);
-                DeviceContext opened = new DeviceContext(ctx, info, true);
-                ctx = MemorySegment.NULL; // owned by `opened` from here on
-                return opened;
+                MemorySegment opened = ctx;
+                ctx = MemorySegment.NULL; // own() closes it if wrapping fails
+                return own(opened, ibv_context.sizeof(), raw -> Verbs.closeDevice(raw, name),
+                        n -> new DeviceContext(n, info, true));
             } finally {
                 if (!ctx.equals(MemorySegment.NULL)) {
                     Verbs.closeDevice(ctx, name);
@@ -126,13 +129,15 @@ public final class DeviceContext extends NativeResource {
     /** {@code ibv_alloc_pd}. */
     public ProtectionDomain allocateProtectionDomain() throws RdmaException {
         checkOpen();
-        return new ProtectionDomain(this, Verbs.Calls.ALLOC_PD.pointer(device.name(), handle()));
+        return own(Verbs.Calls.ALLOC_PD.pointer(device.name(), handle()), ibv_pd.sizeof(),
+                raw -> Verbs.Calls.DEALLOC_PD.status(device.name(), raw), n -> new ProtectionDomain(this, n));
     }
 
     /** {@code ibv_create_comp_channel}, for event-driven completion handling. */
     public CompletionChannel createCompletionChannel() throws RdmaException {
         checkOpen();
-        return new CompletionChannel(this, Verbs.Calls.CREATE_COMP_CHANNEL.pointer(device.name(), handle()));
+        return own(Verbs.Calls.CREATE_COMP_CHANNEL.pointer(device.name(), handle()), ibv_comp_channel.sizeof(),
+                raw -> Verbs.Calls.DESTROY_COMP_CHANNEL.status(device.name(), raw), n -> new CompletionChannel(this, n));
     }
 
     /** {@code ibv_create_cq} with room for at least {@code entries} completions, polled only. */
@@ -162,7 +167,7 @@ public final class DeviceContext extends NativeResource {
         try (Arena scratch = Arena.ofConfined()) {
             MemorySegment c = ctx.reinterpret(ibv_context.sizeof());
             RdmaDevice info = DeviceQuery.describeOpen(scratch, ibv_context.device(c), c);
-            return new DeviceContext(ctx, info, false);
+            return own(ctx, ibv_context.sizeof(), raw -> { }, n -> new DeviceContext(n, info, false)); // librdmacm's
         }
     }
 

@@ -23,10 +23,9 @@ public final class MemoryRegion extends NativeResource {
     private final int rkey;
     private final Set<Access> access;
 
-    private MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment segment, Arena ownedMemory,
+    private MemoryRegion(ProtectionDomain pd, Native mr, MemorySegment segment, Arena ownedMemory,
                          Set<Access> access) {
-        super("MemoryRegion of " + segment.byteSize() + " bytes on " + pd.context().device().name(),
-                mr, ibv_mr.sizeof(), pd);
+        super("MemoryRegion of " + segment.byteSize() + " bytes on " + pd.context().device().name(), mr, pd);
         this.segment = segment;
         this.ownedMemory = ownedMemory;
         this.lkey = ibv_mr.lkey(handle());
@@ -36,7 +35,8 @@ public final class MemoryRegion extends NativeResource {
 
     static MemoryRegion register(ProtectionDomain pd, MemorySegment memory, Set<Access> access)
             throws RdmaException {
-        return new MemoryRegion(pd, registerRaw(pd, memory, access), memory, null, access);
+        return own(registerRaw(pd, memory, access), ibv_mr.sizeof(), MemoryRegion::deregister,
+                n -> new MemoryRegion(pd, n, memory, null, access));
     }
 
     static MemoryRegion allocate(ProtectionDomain pd, long size, Set<Access> access) throws RdmaException {
@@ -47,7 +47,8 @@ public final class MemoryRegion extends NativeResource {
         boolean ok = false;
         try {
             MemorySegment buffer = memory.allocate(size, PAGE_SIZE);
-            MemoryRegion region = new MemoryRegion(pd, registerRaw(pd, buffer, access), buffer, memory, access);
+            MemoryRegion region = own(registerRaw(pd, buffer, access), ibv_mr.sizeof(), MemoryRegion::deregister,
+                    n -> new MemoryRegion(pd, n, buffer, memory, access));
             ok = true;
             return region;
         } finally {
@@ -112,6 +113,10 @@ public final class MemoryRegion extends NativeResource {
     @Override
     protected void destroy(MemorySegment raw) throws RdmaException {
         Verbs.Calls.DEREG_MR.status(description(), raw);
+    }
+
+    private static void deregister(MemorySegment raw) throws RdmaException {
+        Verbs.Calls.DEREG_MR.status("a memory region whose wrapper failed", raw);
     }
 
     @Override

@@ -2,46 +2,163 @@ package org.rdmapanama;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A native object (context, PD, MR, CQ, QP, ...) owned by one shared
  * {@link Arena}. Its handle segment is scoped to that arena, so once the arena
  * is closed any call that passes the handle fails with an exception instead of
- * reaching freed memory, and closing while a call on another thread is using
- * the handle fails instead of freeing it under that call.
+ * reaching freed memory, and the arena cannot close while a call on another
+ * thread is using the handle.
  * <p>
- * Children (a QP of a PD, an MR of a PD, a PD of a context) are closed, newest
- * first, before their owner. {@code close()} is idempotent and thread-safe.
+ * <b>Creation.</b> A subclass never publishes itself from its constructor:
+ * its factory creates the C object and hands it to {@link #own}, which runs the
+ * constructor, then registers the new object with its owner. If the
+ * constructor or the registration fails, {@code own} frees the C object; a
+ * native object whose Java wrapper failed is never left behind.
+ * <p>
+ * <b>Closing.</b> Children (a QP of a PD, an MR of a PD, a PD of a context)
+ * are closed, newest first, before their owner. {@code close()} is idempotent
+ * and thread-safe, and has exactly these outcomes:
+ * <ul>
+ *   <li>it returns: the resource and all its children are closed;</li>
+ *   <li>{@link ResourceInUseException}: another resource depends on this one
+ *       (a QP on its CQ, a send request on its address handle); nothing of
+ *       this resource was freed, it stays usable;</li>
+ *   <li>{@link ResourceBusyException}: a call on another thread kept using it
+ *       for longer than the close was willing to wait; it stays usable;</li>
+ *   <li>{@link RdmaException}: the C destroy call failed; the Java side is
+ *       closed anyway.</li>
+ * </ul>
+ * While a close is in progress, new children and new dependents are refused.
  */
 public abstract class NativeResource implements AutoCloseable {
+    /** How long {@link #close()} waits for calls on other threads (a post, a poll) to return. */
+    public static final Duration DEFAULT_CALL_WAIT = Duration.ofSeconds(10);
+
+    private static final int OPEN = 0;
+    private static final int CLOSING = 1;
+    private static final int CLOSED = 2;
+
     private final String description;
     private final Arena arena;
     private final MemorySegment handle;
     private final long address;
     private final NativeResource owner;
-    private final Deque<NativeResource> children = new ArrayDeque<>();
-    private final List<NativeResource> users = new ArrayList<>();
-    private boolean closed;
+    private final Deque<NativeResource> children = new ArrayDeque<>(); // guarded by this
+    private final List<Object> users = new ArrayList<>();              // guarded by this
+    private final ReentrantLock closing = new ReentrantLock();        // one close at a time
+    private volatile int state = OPEN;
+
+    /**
+     * A C object on its way into a {@link NativeResource}: the pointer, the
+     * size of its struct, and the arena the resource will own.
+     */
+    protected static final class Native {
+        private final MemorySegment raw;
+        private final long size;
+        private final Arena arena = Arena.ofShared();
+        private boolean taken;
+
+        private Native(MemorySegment raw, long size) {
+            this.raw = raw;
+            this.size = size;
+        }
+
+        /** The struct, readable for the constructor (e.g. a QP's number for its description). */
+        public MemorySegment struct() {
+            return raw.reinterpret(size);
+        }
+    }
+
+    /** Builds the Java object around {@code n}; called by {@link #own}. */
+    @FunctionalInterface
+    protected interface Wrapper<T extends NativeResource> {
+        T wrap(Native n) throws RdmaException;
+    }
+
+    /** Frees a C object (the {@code ibv_destroy_*} call). */
+    @FunctionalInterface
+    protected interface Freer {
+        void free(MemorySegment raw) throws RdmaException;
+    }
+
+    /**
+     * Takes ownership of the C object {@code raw}: runs {@code wrapper}, whose
+     * constructor must pass the {@link Native} it is given to
+     * {@link #NativeResource(String, Native, NativeResource)}, then registers
+     * the result with its owner and calls {@link #opened()}. If any of that
+     * fails, {@code freer} frees {@code raw} and the failure is rethrown.
+     */
+    protected static <T extends NativeResource> T own(MemorySegment raw, long size, Freer freer, Wrapper<T> wrapper)
+            throws RdmaException {
+        Native n = new Native(raw, size);
+        T resource = null;
+        try {
+            resource = wrapper.wrap(n);
+            NativeResource built = resource;
+            if (built.arena != n.arena) {
+                throw new IllegalStateException("the wrapper did not build its resource from the given Native");
+            }
+            built.publish();
+            return resource;
+        } catch (Throwable t) {
+            try {
+                abandon(n, resource, freer);
+            } catch (Throwable alsoFailed) {
+                t.addSuppressed(alsoFailed);
+            }
+            throw t;
+        }
+    }
+
+    private static void abandon(Native n, NativeResource half, Freer freer) throws RdmaException {
+        if (half != null) {
+            half.state = CLOSED;
+        }
+        n.arena.close(); // nobody else has seen the handle, so no call can hold it
+        freer.free(n.raw);
+    }
 
     /**
      * @param description what error messages call it, e.g. {@code "QueuePair 17 on rxe0"}
-     * @param raw         the C pointer, NULL-checked by the caller
-     * @param size        the size of the C struct, so fields can be read
+     * @param n           the C object, as {@link #own} hands it to the wrapper
      * @param owner       the resource this one belongs to, or null
      */
-    protected NativeResource(String description, MemorySegment raw, long size, NativeResource owner) {
+    protected NativeResource(String description, Native n, NativeResource owner) {
+        if (n.taken) {
+            throw new IllegalStateException("a Native builds one resource");
+        }
+        n.taken = true;
         this.description = description;
-        this.arena = Arena.ofShared();
-        this.handle = raw.reinterpret(size, arena, null);
-        this.address = raw.address();
+        this.arena = n.arena;
+        this.handle = n.raw.reinterpret(n.size, arena, null);
+        this.address = n.raw.address();
         this.owner = owner;
+    }
+
+    private void publish() {
         if (owner != null) {
             owner.adopt(this);
         }
+        try {
+            opened();
+        } catch (RuntimeException | Error e) {
+            if (owner != null) {
+                owner.disown(this);
+            }
+            throw e;
+        }
+    }
+
+    /** Hook after the resource is registered with its owner: the place to let others see it. */
+    protected void opened() {
     }
 
     /** The handle, valid until close; passing it to a downcall after close throws. */
@@ -58,19 +175,19 @@ public abstract class NativeResource implements AutoCloseable {
         return description;
     }
 
-    public final synchronized boolean isClosed() {
-        return closed;
+    public final boolean isClosed() {
+        return state == CLOSED;
     }
 
-    /** Throws {@link ClosedResourceException} if this resource is closed. */
+    /** Throws {@link ClosedResourceException} if this resource is closed or closing. */
     protected final void checkOpen() {
-        if (isClosed()) {
+        if (state != OPEN) {
             throw closedError();
         }
     }
 
     protected final ClosedResourceException closedError() {
-        return new ClosedResourceException(description + " is closed");
+        return new ClosedResourceException(description + (state == CLOSING ? " is closing" : " is closed"));
     }
 
     /**
@@ -79,11 +196,11 @@ public abstract class NativeResource implements AutoCloseable {
      * make no explicit check.
      */
     protected final RuntimeException translate(IllegalStateException e) {
-        return isClosed() ? new ClosedResourceException(description + " is closed", e) : e;
+        return state != OPEN ? new ClosedResourceException(description + " is closed", e) : e;
     }
 
     private synchronized void adopt(NativeResource child) {
-        if (closed) {
+        if (state != OPEN) {
             throw closedError();
         }
         children.push(child);
@@ -93,81 +210,130 @@ public abstract class NativeResource implements AutoCloseable {
         children.remove(child);
     }
 
-    /** Records that {@code user} depends on this (a QP on its CQs); closing this is refused meanwhile. */
-    protected final synchronized void addUser(NativeResource user) {
-        if (closed) {
+    /**
+     * Records that {@code user} depends on this resource (a QP, or a QP being
+     * created, on its CQs; a send request on an address handle): closing is
+     * refused until {@link #removeUser} with the same object. {@code user}'s
+     * {@code toString()} names it in that refusal. Refused once closing began.
+     */
+    protected final synchronized void addUser(Object user) {
+        if (state != OPEN) {
             throw closedError();
         }
         users.add(user);
     }
 
-    protected final synchronized void removeUser(NativeResource user) {
-        users.remove(user);
-    }
-
-    @Override
-    public final void close() throws RdmaException {
-        List<NativeResource> toClose;
-        synchronized (this) {
-            if (closed) {
+    /** Undoes one {@link #addUser} of {@code user} (by identity); does nothing if there is none. */
+    protected final synchronized void removeUser(Object user) {
+        for (int i = 0; i < users.size(); i++) {
+            if (users.get(i) == user) {
+                users.remove(i);
                 return;
             }
-            if (!users.isEmpty()) {
-                throw new StillUsedException(description + " is still used by " + users.getFirst().description
-                        + (users.size() > 1 ? " and " + (users.size() - 1) + " more" : "") + "; close those first");
-            }
-            toClose = new ArrayList<>(children); // newest first
         }
+    }
+
+    /** Closes, waiting up to {@link #DEFAULT_CALL_WAIT} for calls on other threads to return. */
+    @Override
+    public final void close() throws RdmaException {
+        close(DEFAULT_CALL_WAIT);
+    }
+
+    /**
+     * Closes this resource and its children, waiting up to {@code callWait}
+     * for calls on other threads that use one of them to return. See the class
+     * comment for the outcomes.
+     */
+    public final void close(Duration callWait) throws RdmaException {
+        closing.lock();
+        try {
+            List<NativeResource> toClose;
+            synchronized (this) {
+                if (state == CLOSED) {
+                    return;
+                }
+                if (!users.isEmpty()) {
+                    throw new ResourceInUseException(description + " is still used by " + users.getFirst()
+                            + (users.size() > 1 ? " and " + (users.size() - 1) + " more" : "") + "; close those first");
+                }
+                state = CLOSING; // from here on, no new child or user can appear
+                toClose = new ArrayList<>(children); // newest first
+            }
+            RdmaException failure;
+            boolean closed = false;
+            try {
+                failure = closeChildren(toClose, callWait);
+                closeArena(callWait);
+                closed = true;
+            } finally {
+                synchronized (this) {
+                    state = closed ? CLOSED : OPEN;
+                }
+            }
+            try {
+                destroy(MemorySegment.ofAddress(address));
+            } catch (RdmaException e) {
+                failure = failure == null ? e : failure;
+            } finally {
+                if (owner != null) {
+                    owner.disown(this);
+                }
+                released();
+            }
+            if (failure != null) {
+                throw failure;
+            }
+        } finally {
+            closing.unlock();
+        }
+    }
+
+    private RdmaException closeChildren(List<NativeResource> toClose, Duration callWait) {
         RdmaException failure = null;
         // Newest first, but a child still used by a sibling's descendant (a CQ
         // used by a QP of a PD) waits for a later pass, after that user closed.
         while (!toClose.isEmpty()) {
             List<NativeResource> refused = new ArrayList<>();
+            ResourceInUseException why = null;
             for (NativeResource child : toClose) {
                 try {
-                    child.close();
+                    child.close(callWait);
                 } catch (RdmaException e) {
                     failure = failure == null ? e : failure;
-                } catch (StillUsedException stillUsed) {
+                } catch (ResourceBusyException busy) {
+                    throw new ResourceBusyException(description + " not closed: " + busy.getMessage(), busy);
+                } catch (ResourceInUseException inUse) {
                     refused.add(child);
+                    why = inUse;
                 }
             }
             if (refused.size() == toClose.size()) {
-                throw new IllegalStateException(description + " cannot close " + refused.getFirst().description
-                        + ": it is still used by a resource of another owner");
+                throw new ResourceInUseException(description + " not closed: " + why.getMessage()
+                        + " (a resource of another owner)", why);
             }
             toClose = refused;
         }
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            try {
-                arena.close(); // fails while another thread is inside a call using the handle
-            } catch (IllegalStateException busy) {
-                throw new IllegalStateException(description + " is in use by another thread; not closed", busy);
-            }
-            closed = true;
-        }
-        try {
-            destroy(MemorySegment.ofAddress(address));
-        } catch (RdmaException e) {
-            failure = failure == null ? e : failure;
-        } finally {
-            if (owner != null) {
-                owner.disown(this);
-            }
-            released();
-        }
-        if (failure != null) {
-            throw failure;
-        }
+        return failure;
     }
 
-    /** Closing was refused because another resource still depends on this one. */
-    static final class StillUsedException extends IllegalStateException {
-        StillUsedException(String message) {
-            super(message);
+    private void closeArena(Duration callWait) {
+        long deadline = System.nanoTime() + callWait.toNanos();
+        for (int attempt = 0; ; attempt++) {
+            try {
+                arena.close(); // fails while another thread is inside a call using the handle
+                return;
+            } catch (IllegalStateException busy) {
+                if (System.nanoTime() - deadline >= 0) {
+                    throw new ResourceBusyException(description + " is still in a call on another thread after "
+                            + callWait.toMillis() + " ms; not closed", busy);
+                }
+                // Posts and polls return in microseconds: spin briefly, then back off.
+                if (attempt < 1000) {
+                    Thread.onSpinWait();
+                } else {
+                    LockSupport.parkNanos(100_000);
+                }
+            }
         }
     }
 

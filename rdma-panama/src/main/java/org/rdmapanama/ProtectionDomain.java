@@ -1,7 +1,6 @@
 package org.rdmapanama;
 
 import org.rdmapanama.internal.Verbs;
-import org.rdmapanama.ffi.ibv_pd;
 
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
@@ -14,8 +13,8 @@ import java.util.Set;
 public final class ProtectionDomain extends NativeResource {
     private final DeviceContext context;
 
-    ProtectionDomain(DeviceContext context, MemorySegment pd) {
-        super("ProtectionDomain on " + context.device().name(), pd, ibv_pd.sizeof(), context);
+    ProtectionDomain(DeviceContext context, Native pd) {
+        super("ProtectionDomain on " + context.device().name(), pd, context);
         this.context = context;
     }
 

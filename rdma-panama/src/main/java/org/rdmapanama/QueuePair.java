@@ -1,10 +1,7 @@
 package org.rdmapanama;
 
-import org.rdmapanama.ffi.ibv_ah_attr;
-import org.rdmapanama.ffi.ibv_global_route;
 import org.rdmapanama.ffi.ibv_qp;
 import org.rdmapanama.ffi.ibv_qp_attr;
-import org.rdmapanama.ffi.ibv_qp_cap;
 import org.rdmapanama.ffi.ibv_qp_init_attr;
 import org.rdmapanama.internal.Bridge;
 import org.rdmapanama.internal.DataPath;
@@ -13,8 +10,8 @@ import org.rdmapanama.internal.Verbs;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.EnumSet;
-import java.util.Set;
+import java.util.ArrayList;
+import java.util.List;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
@@ -47,18 +44,18 @@ public final class QueuePair extends NativeResource {
     private final MemorySegment postRecvFn;
     private final MemorySegment badWr;
     private final Bridge.Destroyer destroyer;
+    private final Dependent asUser; // this QP, as a user of its CQs and SRQ
+    private final List<SendRequest> sendRequests = new ArrayList<>(); // guarded by itself
 
-    private QueuePair(ProtectionDomain pd, MemorySegment qp, QueuePairConfig config, MemorySegment initAttr,
-                      Bridge.Destroyer destroyer) {
-        super("QueuePair " + config.type() + " " + ibv_qp.qp_num(qp.reinterpret(ibv_qp.sizeof())) + " on "
-                + pd.context().device().name(), qp, ibv_qp.sizeof(), pd);
+    private QueuePair(ProtectionDomain pd, Native qp, QueuePairConfig config, MemorySegment initAttr,
+                      Bridge.Destroyer destroyer, Dependent asUser) {
+        super("QueuePair " + config.type() + " " + ibv_qp.qp_num(qp.struct()) + " on "
+                + pd.context().device().name(), qp, pd);
         this.pd = pd;
         this.context = pd.context();
         this.config = config;
         this.qpNumber = ibv_qp.qp_num(handle());
-        MemorySegment cap = ibv_qp_init_attr.cap(initAttr);
-        // The provider writes back what it granted, which may exceed the request.
-        this.maxInlineData = ibv_qp_cap.max_inline_data(cap);
+        this.maxInlineData = QueuePairInit.grantedInline(initAttr);
         this.maxSendSge = Math.max(config.maxSendSge(), 1);
         this.maxRecvSge = Math.max(config.maxRecvSge(), 1);
         this.postSendFn = context.postSendFn;
@@ -67,71 +64,50 @@ public final class QueuePair extends NativeResource {
         // arena acquire per post (the QP handle's acquire covers this memory).
         this.badWr = MemorySegment.ofAddress(arena().allocate(ADDRESS).address()).reinterpret(ADDRESS.byteSize());
         this.destroyer = destroyer;
-        config.sendCq().addUser(this);
-        if (config.recvCq() != config.sendCq()) {
-            config.recvCq().addUser(this);
-        }
-        if (config.srq() != null) {
-            config.srq().addUser(this);
-        }
+        this.asUser = asUser;
+        asUser.name(description());
     }
 
     static QueuePair create(ProtectionDomain pd, QueuePairConfig config) throws RdmaException {
         try (Arena scratch = Arena.ofConfined()) {
             MemorySegment attr = scratch.allocate(ibv_qp_init_attr.layout());
-            fillInitAttr(attr, pd, config);
-            MemorySegment qp = Verbs.Calls.CREATE_QP.pointer(pd.context().device().name() + ", " + config.type()
-                    + ", send " + config.maxSendWr() + "x" + config.maxSendSge() + ", recv " + config.maxRecvWr()
-                    + "x" + config.maxRecvSge() + ", inline " + config.maxInlineData(), pd.pd(), attr);
-            return new QueuePair(pd, qp, config, attr,
-                    raw -> Verbs.Calls.DESTROY_QP.status("qp " + ibv_qp.qp_num(raw.reinterpret(ibv_qp.sizeof())), raw));
+            QueuePairInit.fill(attr, pd, config);
+            String what = pd.context().device().name() + ", " + config.type() + ", send " + config.maxSendWr() + "x"
+                    + config.maxSendSge() + ", recv " + config.maxRecvWr() + "x" + config.maxRecvSge() + ", inline "
+                    + config.maxInlineData();
+            Bridge.Destroyer destroyer = raw -> Verbs.Calls.DESTROY_QP.status(
+                    "qp " + ibv_qp.qp_num(raw.reinterpret(ibv_qp.sizeof())), raw);
+            return withHolds(pd, config, asUser -> own(Verbs.Calls.CREATE_QP.pointer(what, pd.pd(), attr),
+                    ibv_qp.sizeof(), destroyer::destroy,
+                    n -> new QueuePair(pd, n, config, attr, destroyer, asUser)));
         }
     }
 
-    static void fillInitAttr(MemorySegment attr, ProtectionDomain pd, QueuePairConfig c) {
-        DeviceContext ctx = pd.context();
-        DeviceCapabilities caps = ctx.capabilities();
-        String dev = ctx.device().name();
-        if (c.type() == QueuePairType.UD && ctx.transport() == Transport.IWARP) {
-            throw new TransportCapabilityException("UD queue pairs are not available on iWARP (" + dev
-                    + "): iWARP runs over TCP and is RC only");
-        }
-        for (CompletionQueue cq : new CompletionQueue[] {c.sendCq(), c.recvCq()}) {
-            if (cq.context() != ctx) {
-                throw new IllegalArgumentException(cq + " belongs to another device than " + pd);
+    /** Creates a QP made by {@code create} (ibv_create_qp or rdma_create_qp) while its CQs and SRQ are held. */
+    static QueuePair withHolds(ProtectionDomain pd, QueuePairConfig c, Creator create) throws RdmaException {
+        // Held before the C object exists: a CQ must not close between ibv_create_qp and the wrapper.
+        Dependent asUser = new Dependent("a QueuePair being created on " + pd.context().device().name());
+        List<NativeResource> held = new ArrayList<>(3);
+        try {
+            for (NativeResource r : new NativeResource[] {c.sendCq(), c.recvCq(), c.srq()}) {
+                if (r != null && !held.contains(r)) {
+                    r.addUser(asUser);
+                    held.add(r);
+                }
+            }
+            QueuePair qp = create.create(asUser);
+            held.clear(); // the QP releases them when it closes
+            return qp;
+        } finally {
+            for (NativeResource r : held) {
+                r.removeUser(asUser);
             }
         }
-        limit("max_send_wr", c.maxSendWr(), caps.maxQpWr(), dev, "max_qp_wr");
-        limit("max_send_sge", c.maxSendSge(), caps.maxSge(), dev, "max_sge");
-        if (c.srq() == null) {
-            limit("max_recv_wr", c.maxRecvWr(), caps.maxQpWr(), dev, "max_qp_wr");
-            limit("max_recv_sge", c.maxRecvSge(), caps.maxSge(), dev, "max_sge");
-        }
-        int recvWr = c.srq() == null ? c.maxRecvWr() : 0; // an SRQ's receives are bounded by the SRQ
-        if (c.sendCq() == c.recvCq()) {
-            fits(c.sendCq(), c.maxSendWr() + recvWr, "send " + c.maxSendWr() + " + recv " + recvWr);
-        } else {
-            fits(c.sendCq(), c.maxSendWr(), "send " + c.maxSendWr());
-            fits(c.recvCq(), recvWr, "recv " + recvWr);
-        }
-        attr.fill((byte) 0);
-        ibv_qp_init_attr.send_cq(attr, c.sendCq().cq());
-        ibv_qp_init_attr.recv_cq(attr, c.recvCq().cq());
-        ibv_qp_init_attr.srq(attr, c.srq() == null ? MemorySegment.NULL : c.srq().srq());
-        MemorySegment cap = ibv_qp_init_attr.cap(attr);
-        ibv_qp_cap.max_send_wr(cap, c.maxSendWr());
-        ibv_qp_cap.max_recv_wr(cap, c.srq() == null ? c.maxRecvWr() : 0);
-        ibv_qp_cap.max_send_sge(cap, c.maxSendSge());
-        ibv_qp_cap.max_recv_sge(cap, c.srq() == null ? c.maxRecvSge() : 0);
-        ibv_qp_cap.max_inline_data(cap, c.maxInlineData());
-        ibv_qp_init_attr.qp_type(attr, c.type().code);
-        ibv_qp_init_attr.sq_sig_all(attr, c.signalAll() ? 1 : 0);
     }
 
-    private static void limit(String what, int asked, int max, String dev, String attr) {
-        if (asked > max) {
-            throw new IllegalArgumentException(what + " " + asked + " exceeds " + dev + "'s " + attr + " of " + max);
-        }
+    @FunctionalInterface
+    interface Creator {
+        QueuePair create(Dependent asUser) throws RdmaException;
     }
 
     public int qpNumber() {
@@ -170,7 +146,11 @@ public final class QueuePair extends NativeResource {
     /** A reusable chain of up to {@code chainLength} send WRs, each with up to {@code maxSge} SGEs. */
     public SendRequest newSendRequest(int chainLength, int maxSge) {
         checkOpen();
-        return new SendRequest(this, arena(), chainLength, maxSge);
+        SendRequest request = new SendRequest(this, arena(), chainLength, maxSge);
+        synchronized (sendRequests) {
+            sendRequests.add(request);
+        }
+        return request;
     }
 
     /** A reusable chain of up to {@code chainLength} receive WRs, each with up to {@code maxSge} SGEs. */
@@ -179,7 +159,7 @@ public final class QueuePair extends NativeResource {
         if (config.srq() != null) {
             throw new IllegalStateException(this + " receives through its shared receive queue; post there");
         }
-        return new ReceiveRequest(this.context, arena(), chainLength, Math.min(maxSge, maxRecvSge), description());
+        return new ReceiveRequest(this, arena(), chainLength, Math.min(maxSge, maxRecvSge), description());
     }
 
     /**
@@ -190,6 +170,9 @@ public final class QueuePair extends NativeResource {
     public void postSend(SendRequest request) throws RdmaException {
         if (request.owner != this) {
             throw new IllegalArgumentException("this SendRequest was built for " + request.owner);
+        }
+        if (request.closed) {
+            throw new IllegalStateException("this SendRequest is closed");
         }
         int rc;
         try {
@@ -206,8 +189,8 @@ public final class QueuePair extends NativeResource {
 
     /** {@code ibv_post_recv} of the WRs {@code request} holds. */
     public void postRecv(ReceiveRequest request) throws RdmaException {
-        if (request.context != context) {
-            throw new IllegalArgumentException("this ReceiveRequest was built for another device");
+        if (request.owner != this) { // its memory lives and dies with its owner
+            throw new IllegalArgumentException("this ReceiveRequest was built for " + request.owner + ", not " + this);
         }
         int rc;
         try {
@@ -230,27 +213,14 @@ public final class QueuePair extends NativeResource {
                 + Errno.describe(errno) + hint);
     }
 
-    // --- state transitions (rc_pingpong's pp_connect_ctx, in steps) ---
+    // --- state transitions (rc_pingpong's pp_connect_ctx, in steps; attributes in QpTransition) ---
 
     /** RESET → INIT on {@code port}; for RC, {@code remoteAccess} is what the peer may do here. */
     public void toInit(int port, Access... remoteAccess) throws RdmaException {
         checkPort(port);
         try (Arena a = Arena.ofConfined()) {
             MemorySegment attr = a.allocate(ibv_qp_attr.layout());
-            ibv_qp_attr.qp_state(attr, QpState.INIT.ordinal());
-            ibv_qp_attr.pkey_index(attr, (short) 0);
-            ibv_qp_attr.port_num(attr, (byte) port);
-            int mask = Rdma.STATE | Rdma.PKEY_INDEX | Rdma.PORT;
-            if (type() == QueuePairType.UD) {
-                ibv_qp_attr.qkey(attr, DEFAULT_QKEY);
-                mask |= Rdma.QKEY;
-            } else {
-                Set<Access> set = remoteAccess.length == 0 ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(Set.of(remoteAccess));
-                set.remove(Access.LOCAL_WRITE);
-                ibv_qp_attr.qp_access_flags(attr, Access.mask(set) & ~Access.LOCAL_WRITE.bit);
-                mask |= Rdma.ACCESS_FLAGS;
-            }
-            modify(attr, mask, "RESET -> INIT");
+            modify(attr, QpTransition.init(attr, type(), port, remoteAccess), "RESET -> INIT");
         }
     }
 
@@ -261,57 +231,16 @@ public final class QueuePair extends NativeResource {
      */
     public void toRtr(QpAddress remote, int port, int gidIndex, int mtuBytes) throws RdmaException {
         checkPort(port);
-        int mtuEnum = Integer.numberOfTrailingZeros(mtuBytes) - 7;
-        if (Integer.bitCount(mtuBytes) != 1 || mtuEnum < 1 || mtuEnum > 5) {
-            throw new IllegalArgumentException("path MTU must be 256, 512, 1024, 2048 or 4096, got " + mtuBytes);
-        }
+        QpTransition.mtuEnum(mtuBytes);
         if (gidIndex < 0 && context.device().port(port).linkLayer() == LinkLayer.ETHERNET) {
             throw new IllegalArgumentException(context.device().name() + " port " + port
                     + " is RoCE: a GID index is required (packets need a GRH)");
         }
         try (Arena a = Arena.ofConfined()) {
             MemorySegment attr = a.allocate(ibv_qp_attr.layout());
-            ibv_qp_attr.qp_state(attr, QpState.RTR.ordinal());
-            int mask = Rdma.STATE;
-            if (type() == QueuePairType.RC) {
-                ibv_qp_attr.path_mtu(attr, mtuEnum);
-                ibv_qp_attr.dest_qp_num(attr, remote.qpn());
-                ibv_qp_attr.rq_psn(attr, remote.psn());
-                ibv_qp_attr.max_dest_rd_atomic(attr, (byte) Math.min(255, Math.max(1, context.capabilities().maxQpRdAtom())));
-                ibv_qp_attr.min_rnr_timer(attr, (byte) 12);
-                fillAddress(ibv_qp_attr.ah_attr(attr), remote, port, gidIndex);
-                mask |= Rdma.AV | Rdma.PATH_MTU | Rdma.DEST_QPN | Rdma.RQ_PSN | Rdma.MAX_DEST_RD_ATOMIC
-                        | Rdma.MIN_RNR_TIMER;
-            }
+            int mask = QpTransition.rtr(attr, type(), remote, port, gidIndex, mtuBytes,
+                    context.capabilities().maxQpRdAtom());
             modify(attr, mask, "INIT -> RTR toward " + remote);
-        }
-    }
-
-    /**
-     * Refuses a queue pair that, with every WR outstanding, could by itself overrun its CQ. It checks
-     * this QP alone: QPs sharing a CQ, and receives from an SRQ (bounded by the SRQ, shared by its QPs),
-     * are the caller's sum to make. If that sum is wrong the overrun is still not silent: the CQ's next
-     * poll throws {@link CompletionQueueOverrunException}.
-     */
-    private static void fits(CompletionQueue cq, int depth, String what) {
-        if (depth > cq.size()) {
-            throw new IllegalArgumentException("queue pair depth (" + what + ") exceeds the " + cq.size()
-                    + " entries of " + cq + ": completions could be dropped. Make the CQ at least " + depth
-                    + " entries or the queue pair shallower");
-        }
-    }
-
-    static void fillAddress(MemorySegment ah, QpAddress remote, int port, int gidIndex) {
-        ibv_ah_attr.dlid(ah, (short) remote.lid());
-        ibv_ah_attr.sl(ah, (byte) 0);
-        ibv_ah_attr.src_path_bits(ah, (byte) 0);
-        ibv_ah_attr.port_num(ah, (byte) port);
-        if (gidIndex >= 0) {
-            ibv_ah_attr.is_global(ah, (byte) 1);
-            MemorySegment grh = ibv_ah_attr.grh(ah);
-            ibv_global_route.dgid(grh).copyFrom(MemorySegment.ofArray(remote.gid()));
-            ibv_global_route.sgid_index(grh, (byte) gidIndex);
-            ibv_global_route.hop_limit(grh, (byte) 1);
         }
     }
 
@@ -319,17 +248,7 @@ public final class QueuePair extends NativeResource {
     public void toRts(int psn) throws RdmaException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment attr = a.allocate(ibv_qp_attr.layout());
-            ibv_qp_attr.qp_state(attr, QpState.RTS.ordinal());
-            ibv_qp_attr.sq_psn(attr, psn & 0xffffff);
-            int mask = Rdma.STATE | Rdma.SQ_PSN;
-            if (type() == QueuePairType.RC) {
-                ibv_qp_attr.timeout(attr, (byte) 14);
-                ibv_qp_attr.retry_cnt(attr, (byte) 7);
-                ibv_qp_attr.rnr_retry(attr, (byte) 7);
-                ibv_qp_attr.max_rd_atomic(attr, (byte) Math.min(255, Math.max(1, context.capabilities().maxQpInitRdAtom())));
-                mask |= Rdma.TIMEOUT | Rdma.RETRY_CNT | Rdma.RNR_RETRY | Rdma.MAX_QP_RD_ATOMIC;
-            }
-            modify(attr, mask, "RTR -> RTS");
+            modify(attr, QpTransition.rts(attr, type(), psn, context.capabilities().maxQpInitRdAtom()), "RTR -> RTS");
         }
     }
 
@@ -337,8 +256,7 @@ public final class QueuePair extends NativeResource {
     public void toError() throws RdmaException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment attr = a.allocate(ibv_qp_attr.layout());
-            ibv_qp_attr.qp_state(attr, QpState.ERR.ordinal());
-            modify(attr, Rdma.STATE, "-> ERR");
+            modify(attr, QpTransition.state(attr, QpState.ERR), "-> ERR");
         }
     }
 
@@ -346,8 +264,7 @@ public final class QueuePair extends NativeResource {
     public void toReset() throws RdmaException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment attr = a.allocate(ibv_qp_attr.layout());
-            ibv_qp_attr.qp_state(attr, QpState.RESET.ordinal());
-            modify(attr, Rdma.STATE, "-> RESET");
+            modify(attr, QpTransition.state(attr, QpState.RESET), "-> RESET");
         }
     }
 
@@ -357,7 +274,7 @@ public final class QueuePair extends NativeResource {
             MemorySegment attr = a.allocate(ibv_qp_attr.layout());
             MemorySegment init = a.allocate(ibv_qp_init_attr.layout());
             try {
-                Verbs.Calls.QUERY_QP.status(description(), handle(), attr, Rdma.STATE, init);
+                Verbs.Calls.QUERY_QP.status(description(), handle(), attr, QpTransition.STATE, init);
             } catch (IllegalStateException e) {
                 throw translate(e);
             }
@@ -388,31 +305,16 @@ public final class QueuePair extends NativeResource {
 
     @Override
     protected void released() {
-        config.sendCq().removeUser(this);
-        config.recvCq().removeUser(this);
+        config.sendCq().removeUser(asUser);
+        config.recvCq().removeUser(asUser);
         if (config.srq() != null) {
-            config.srq().removeUser(this);
+            config.srq().removeUser(asUser);
         }
-    }
-
-    /** {@code enum ibv_qp_attr_mask} bits used here (checked by the ABI test via the generated constants). */
-    static final class Rdma {
-        static final int STATE = org.rdmapanama.ffi.Rdma.IBV_QP_STATE();
-        static final int ACCESS_FLAGS = org.rdmapanama.ffi.Rdma.IBV_QP_ACCESS_FLAGS();
-        static final int PKEY_INDEX = org.rdmapanama.ffi.Rdma.IBV_QP_PKEY_INDEX();
-        static final int PORT = org.rdmapanama.ffi.Rdma.IBV_QP_PORT();
-        static final int QKEY = org.rdmapanama.ffi.Rdma.IBV_QP_QKEY();
-        static final int AV = org.rdmapanama.ffi.Rdma.IBV_QP_AV();
-        static final int PATH_MTU = org.rdmapanama.ffi.Rdma.IBV_QP_PATH_MTU();
-        static final int TIMEOUT = org.rdmapanama.ffi.Rdma.IBV_QP_TIMEOUT();
-        static final int RETRY_CNT = org.rdmapanama.ffi.Rdma.IBV_QP_RETRY_CNT();
-        static final int RNR_RETRY = org.rdmapanama.ffi.Rdma.IBV_QP_RNR_RETRY();
-        static final int RQ_PSN = org.rdmapanama.ffi.Rdma.IBV_QP_RQ_PSN();
-        static final int MAX_QP_RD_ATOMIC = org.rdmapanama.ffi.Rdma.IBV_QP_MAX_QP_RD_ATOMIC();
-        static final int MIN_RNR_TIMER = org.rdmapanama.ffi.Rdma.IBV_QP_MIN_RNR_TIMER();
-        static final int SQ_PSN = org.rdmapanama.ffi.Rdma.IBV_QP_SQ_PSN();
-        static final int MAX_DEST_RD_ATOMIC = org.rdmapanama.ffi.Rdma.IBV_QP_MAX_DEST_RD_ATOMIC();
-        static final int DEST_QPN = org.rdmapanama.ffi.Rdma.IBV_QP_DEST_QPN();
+        synchronized (sendRequests) {
+            for (SendRequest r : sendRequests) {
+                r.releaseAddressHandles();
+            }
+        }
     }
 
     private static final class BridgeImpl implements Bridge.Verbs {
@@ -428,13 +330,14 @@ public final class QueuePair extends NativeResource {
 
         @Override
         public void fillQpInitAttr(MemorySegment attr, ProtectionDomain pd, QueuePairConfig config) {
-            fillInitAttr(attr, pd, config);
+            QueuePairInit.fill(attr, pd, config);
         }
 
         @Override
-        public QueuePair adoptQueuePair(ProtectionDomain pd, MemorySegment qp, QueuePairConfig config,
-                                        MemorySegment initAttr, Bridge.Destroyer destroyer) {
-            return new QueuePair(pd, qp, config, initAttr, destroyer);
+        public QueuePair createQueuePair(ProtectionDomain pd, QueuePairConfig config, MemorySegment initAttr,
+                                         Bridge.QpMaker make, Bridge.Destroyer destroyer) throws RdmaException {
+            return withHolds(pd, config, asUser -> own(make.make(), ibv_qp.sizeof(), destroyer::destroy,
+                    n -> new QueuePair(pd, n, config, initAttr, destroyer, asUser)));
         }
     }
 }

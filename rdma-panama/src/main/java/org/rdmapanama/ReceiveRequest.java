@@ -15,7 +15,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * A chain of {@code struct ibv_recv_wr} with their SGEs, built once and
  * reused for {@link QueuePair#postRecv} or {@link SharedReceiveQueue#postRecv}.
  * Setters allocate nothing. Not thread-safe. Its memory belongs to the QP or
- * SRQ that made it and is freed when that closes.
+ * SRQ that made it and is freed when that closes, so only that QP or SRQ
+ * posts it: handing it to another would pass the provider memory that may
+ * already be freed.
  */
 public final class ReceiveRequest implements AutoCloseable {
     private static final long WR_SIZE = ibv_recv_wr.sizeof();
@@ -28,21 +30,21 @@ public final class ReceiveRequest implements AutoCloseable {
     private static final long SGE_LENGTH = ibv_sge.length$offset();
     private static final long SGE_LKEY = ibv_sge.lkey$offset();
 
-    final DeviceContext context;
+    final NativeResource owner;
     private final MemorySegment wrs;
     private final MemorySegment wrsForCall; // global-scope alias, see SendRequest
     private final MemorySegment sges;
     private final int capacity;
     private final int maxSge;
 
-    ReceiveRequest(DeviceContext context, Arena memory, int chainLength, int maxSge, String owner) {
+    ReceiveRequest(NativeResource owner, Arena memory, int chainLength, int maxSge, String ownerName) {
         if (chainLength < 1) {
             throw new IllegalArgumentException("chain length must be at least 1, got " + chainLength);
         }
         if (maxSge < 1) {
-            throw new IllegalArgumentException("SGEs per receive WR must be at least 1 for " + owner + ", got " + maxSge);
+            throw new IllegalArgumentException("SGEs per receive WR must be at least 1 for " + ownerName + ", got " + maxSge);
         }
-        this.context = context;
+        this.owner = owner;
         this.capacity = chainLength;
         this.maxSge = maxSge;
         this.wrs = memory.allocate(ibv_recv_wr.layout(), chainLength);

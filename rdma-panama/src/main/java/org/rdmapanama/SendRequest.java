@@ -26,6 +26,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <p>
  * Not thread-safe. Its memory belongs to the QP and is freed when the QP
  * closes (build requests once, not per operation); using it after that throws.
+ * An {@link AddressHandle} set with {@link #ud} refuses to close while a WR
+ * here points at it: until the WR gets another one, this request is closed,
+ * or its QP is.
  */
 public final class SendRequest implements AutoCloseable {
     private static final long WR_SIZE = ibv_send_wr.sizeof();
@@ -76,6 +79,9 @@ public final class SendRequest implements AutoCloseable {
     private final boolean atomics;
     private final int maxSgeRd;
     private final boolean ud;
+    private final AddressHandle[] addressHandles; // per WR, held while the WR points at it
+    private final Dependent[] wrUsers;            // each WR, as a user of its address handle
+    volatile boolean closed;
 
     SendRequest(QueuePair qp, Arena memory, int chainLength, int maxSge) {
         if (chainLength < 1) {
@@ -96,6 +102,8 @@ public final class SendRequest implements AutoCloseable {
         this.atomics = ctx.capabilities().atomicCap() != AtomicCapability.NONE;
         this.maxSgeRd = ctx.capabilities().maxSgeRd();
         this.ud = qp.type() == QueuePairType.UD;
+        this.addressHandles = new AddressHandle[ud ? chainLength : 0];
+        this.wrUsers = new Dependent[addressHandles.length];
         for (int i = 0; i < chainLength; i++) {
             long wr = i * WR_SIZE;
             wrs.set(ADDRESS, wr + SG_LIST, sges.asSlice(i * maxSge * SGE_SIZE));
@@ -294,6 +302,22 @@ public final class SendRequest implements AutoCloseable {
             throw new IllegalStateException("UD addressing on a " + owner.type() + " queue pair");
         }
         long wr = wr(i);
+        if (ah.protectionDomain() != owner.protectionDomain()) {
+            throw new IllegalArgumentException(ah + " belongs to another protection domain than " + owner);
+        }
+        if (closed) {
+            throw new IllegalStateException("this SendRequest is closed");
+        }
+        if (addressHandles[i] != ah) {
+            if (wrUsers[i] == null) {
+                wrUsers[i] = new Dependent("WR " + i + " of a SendRequest of " + owner);
+            }
+            ah.hold(wrUsers[i]); // throws if the AH is closed: then nothing changed
+            if (addressHandles[i] != null) {
+                addressHandles[i].release(wrUsers[i]);
+            }
+            addressHandles[i] = ah;
+        }
         wrs.set(ADDRESS, wr + UD_AH, ah.ah());
         wrs.set(JAVA_INT, wr + UD_REMOTE_QPN, remoteQpn);
         wrs.set(JAVA_INT, wr + UD_REMOTE_QKEY, remoteQkey);
@@ -305,8 +329,22 @@ public final class SendRequest implements AutoCloseable {
         return wrsForCall;
     }
 
-    /** Nothing to free: the memory is the QP's. Present so that requests fit try-with-resources. */
+    /**
+     * Lets go of the address handles its WRs point at; it cannot be posted
+     * afterwards. The memory is the QP's and goes with it.
+     */
     @Override
     public void close() {
+        closed = true;
+        releaseAddressHandles();
+    }
+
+    void releaseAddressHandles() {
+        for (int i = 0; i < addressHandles.length; i++) {
+            if (addressHandles[i] != null) {
+                addressHandles[i].release(wrUsers[i]);
+                addressHandles[i] = null;
+            }
+        }
     }
 }

@@ -17,16 +17,16 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  * Closing is refused while a QP still uses it.
  */
 public final class SharedReceiveQueue extends NativeResource {
-    private final DeviceContext context;
+    private final ProtectionDomain pd;
     private final int maxSge;
     private final MemorySegment postFn;
     private final MemorySegment badWr;
 
-    private SharedReceiveQueue(ProtectionDomain pd, MemorySegment srq, int maxSge) {
-        super("SharedReceiveQueue on " + pd.context().device().name(), srq, ibv_srq.sizeof(), pd);
-        this.context = pd.context();
+    private SharedReceiveQueue(ProtectionDomain pd, Native srq, int maxSge) {
+        super("SharedReceiveQueue on " + pd.context().device().name(), srq, pd);
+        this.pd = pd;
         this.maxSge = maxSge;
-        this.postFn = context.postSrqRecvFn;
+        this.postFn = pd.context().postSrqRecvFn;
         this.badWr = MemorySegment.ofAddress(arena().allocate(ADDRESS).address()).reinterpret(ADDRESS.byteSize());
     }
 
@@ -50,7 +50,8 @@ public final class SharedReceiveQueue extends NativeResource {
             ibv_srq_attr.max_wr(attr, maxWr);
             ibv_srq_attr.max_sge(attr, maxSge);
             MemorySegment srq = Verbs.Calls.CREATE_SRQ.pointer(dev + ", " + maxWr + "x" + maxSge, pd.pd(), init);
-            return new SharedReceiveQueue(pd, srq, maxSge);
+            return own(srq, ibv_srq.sizeof(), raw -> Verbs.Calls.DESTROY_SRQ.status(dev, raw),
+                    n -> new SharedReceiveQueue(pd, n, maxSge));
         }
     }
 
@@ -58,18 +59,22 @@ public final class SharedReceiveQueue extends NativeResource {
         return handle();
     }
 
+    ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
     public ReceiveRequest newReceiveRequest(int chainLength, int sgePerWr) {
         checkOpen();
         if (sgePerWr > maxSge) {
             throw new IllegalArgumentException("SGEs per WR " + sgePerWr + " exceed the SRQ's " + maxSge);
         }
-        return new ReceiveRequest(context, arena(), chainLength, sgePerWr, description());
+        return new ReceiveRequest(this, arena(), chainLength, sgePerWr, description());
     }
 
     /** {@code ibv_post_srq_recv}. */
     public void postRecv(ReceiveRequest request) throws RdmaException {
-        if (request.context != context) {
-            throw new IllegalArgumentException("this ReceiveRequest was built for another device");
+        if (request.owner != this) { // its memory lives and dies with its owner
+            throw new IllegalArgumentException("this ReceiveRequest was built for " + request.owner + ", not " + this);
         }
         int rc;
         try {

@@ -19,15 +19,21 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 /** {@code struct rdma_cm_id}, destroyed with {@code rdma_destroy_id}. */
 final class CmId extends NativeResource {
-    CmId(String description, MemorySegment id) {
-        super(description, id, rdma_cm_id.sizeof(), null);
+    private CmId(String description, Native id) {
+        super(description, id, null);
+    }
+
+    /** Owns {@code id} (a cm_id rdma_cm made, e.g. for a connect request): rdma_destroy_id frees it. */
+    static CmId own(String description, MemorySegment id) throws RdmaException {
+        return own(id, rdma_cm_id.sizeof(), raw -> Cm.DESTROY_ID.status(description, raw),
+                n -> new CmId(description, n));
     }
 
     static CmId create(EventChannel channel, String description) throws RdmaException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(ADDRESS);
             Cm.CREATE_ID.status(description, channel.channel(), out, MemorySegment.NULL, Rdma.RDMA_PS_TCP());
-            return new CmId(description, out.get(ADDRESS, 0));
+            return own(description, out.get(ADDRESS, 0));
         }
     }
 

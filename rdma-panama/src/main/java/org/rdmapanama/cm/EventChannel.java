@@ -26,12 +26,11 @@ final class EventChannel extends NativeResource {
     private static final long SLICE_MILLIS = 100;
     private final int fd;
 
-    private EventChannel(MemorySegment channel) throws RdmaException {
-        super("rdma_cm event channel", channel, rdma_event_channel.sizeof(), null);
+    private EventChannel(Native channel) throws RdmaException {
+        super("rdma_cm event channel", channel, null);
         this.fd = rdma_event_channel.fd(handle());
         int rc = Posix.setNonBlocking(fd);
-        if (rc < 0) {
-            close();
+        if (rc < 0) { // own() destroys the channel
             throw new RdmaException("fcntl", -rc, "fcntl(O_NONBLOCK) on an rdma_cm event channel failed: "
                     + Errno.describe(-rc));
         }
@@ -39,7 +38,8 @@ final class EventChannel extends NativeResource {
 
     static EventChannel create() throws RdmaException {
         org.rdmapanama.internal.NativeLibraries.require();
-        return new EventChannel(Cm.CREATE_EVENT_CHANNEL.pointer(""));
+        return own(Cm.CREATE_EVENT_CHANNEL.pointer(""), rdma_event_channel.sizeof(),
+                Cm::destroyEventChannel, EventChannel::new);
     }
 
     MemorySegment channel() {

@@ -93,11 +93,12 @@ public final class RdmaConnection implements AutoCloseable {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment attr = a.allocate(ibv_qp_init_attr.layout());
             verbs.fillQpInitAttr(attr, pd, config);
-            Cm.CREATE_QP.status(describe(), id.id(), verbs.pdHandle(pd), attr);
-            MemorySegment raw = rdma_cm_id.qp(id.id());
             MemorySegment idHandle = id.id();
             // rdma_destroy_qp also clears id->qp, which rdma_cm reads.
-            return verbs.adoptQueuePair(pd, raw, config, attr, q -> Cm.destroyQp(idHandle));
+            return verbs.createQueuePair(pd, config, attr, () -> {
+                Cm.CREATE_QP.status(describe(), idHandle, verbs.pdHandle(pd), attr);
+                return rdma_cm_id.qp(idHandle);
+            }, q -> Cm.destroyQp(idHandle));
         }
     }
 
@@ -135,10 +136,12 @@ public final class RdmaConnection implements AutoCloseable {
 
     /** Passive side: wraps a CONNECT_REQUEST's new cm_id, moved to a channel of its own. */
     static RdmaConnection fromRequest(CmEvent request, ConnectionOptions options) throws RdmaException {
-        EventChannel channel = EventChannel.create();
-        CmId id = new CmId("rdma_cm_id (accepted)", request.id());
+        EventChannel channel = null;
+        CmId id = null;
         boolean ok = false;
         try {
+            id = CmId.own("rdma_cm_id (accepted)", request.id());
+            channel = EventChannel.create();
             Cm.MIGRATE_ID.status("accepted cm_id", id.id(), channel.channel());
             RdmaConnection c = new RdmaConnection(channel, id, options, "peer", State.REQUESTED);
             c.peerPrivateData = request.privateData();

@@ -25,9 +25,17 @@ public final class Bridge {
         /** Fills a {@code struct ibv_qp_init_attr} from {@code config}, validating it against the device. */
         void fillQpInitAttr(MemorySegment attr, ProtectionDomain pd, QueuePairConfig config);
 
-        /** Wraps a QP that rdma_create_qp made; {@code destroyer} frees it (rdma_destroy_qp). */
-        QueuePair adoptQueuePair(ProtectionDomain pd, MemorySegment qp, QueuePairConfig config,
-                                 MemorySegment initAttr, Destroyer destroyer);
+        /**
+         * Creates a QP with {@code make} (rdma_create_qp) while its CQs are held, and wraps it;
+         * {@code destroyer} frees it (rdma_destroy_qp), also when wrapping fails.
+         */
+        QueuePair createQueuePair(ProtectionDomain pd, QueuePairConfig config, MemorySegment initAttr,
+                                  QpMaker make, Destroyer destroyer) throws RdmaException;
+    }
+
+    public interface QpMaker {
+        /** Creates the QP and returns its {@code ibv_qp*}. */
+        MemorySegment make() throws RdmaException;
     }
 
     public interface Destroyer {

@@ -1,0 +1,240 @@
+package org.rdmapanama;
+
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The ownership rules of {@link NativeResource}, on a fake resource whose "C
+ * object" is a 16-byte block: close order, dependents, a child created while
+ * its owner closes, a constructor that fails or is overtaken by its owner's
+ * close, and a close that meets a call in progress. No device needed.
+ */
+class NativeResourceTest {
+    /** Every free of a fake C object, in order: its name. */
+    private final List<String> freed = new CopyOnWriteArrayList<>();
+
+    private final class Fake extends NativeResource {
+        private final String name;
+
+        Fake(String name, Native n, NativeResource owner, CountDownLatch entered, CountDownLatch proceed) {
+            super("Fake " + name, n, owner);
+            if (entered != null) { // a constructor still running after super(): nothing may see it yet
+                entered.countDown();
+                await(proceed);
+            }
+            this.name = name;
+        }
+
+        @Override
+        protected void destroy(MemorySegment raw) {
+            freed.add(name == null ? "<half-built>" : name); // a null name: destroy ran on an unfinished object
+            if (name != null && name.startsWith("slow")) {
+                slowDestroyEntered.countDown();
+                await(slowDestroyProceed);
+            }
+        }
+
+        MemorySegment useHandle() {
+            return handle();
+        }
+    }
+
+    private final CountDownLatch slowDestroyEntered = new CountDownLatch(1);
+    private final CountDownLatch slowDestroyProceed = new CountDownLatch(1);
+
+    private static void await(CountDownLatch latch) {
+        try {
+            assertTrue(latch.await(10, TimeUnit.SECONDS), "latch timed out");
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private Fake create(String name, NativeResource owner) throws RdmaException {
+        return create(name, owner, null, null);
+    }
+
+    private Fake create(String name, NativeResource owner, CountDownLatch entered, CountDownLatch proceed)
+            throws RdmaException {
+        MemorySegment raw = Arena.global().allocate(16, 8);
+        return NativeResource.own(raw, 16, r -> freed.add("freed by own: " + name),
+                n -> new Fake(name, n, owner, entered, proceed));
+    }
+
+    @Test
+    void closesChildrenNewestFirstThenItself() throws Exception {
+        Fake parent = create("parent", null);
+        Fake a = create("a", parent);
+        create("b", parent);
+        create("b1", a);
+        parent.close();
+        assertEquals(List.of("b", "b1", "a", "parent"), freed);
+        parent.close(); // idempotent
+        assertEquals(4, freed.size());
+        assertThrows(ClosedResourceException.class, () -> create("late", parent));
+        assertEquals("freed by own: late", freed.getLast(), "a child refused by a closed owner is still freed");
+    }
+
+    @Test
+    void aDependentBlocksCloseWithATypedErrorUntilItLets() throws Exception {
+        Fake cq = create("cq", null);
+        Dependent qp = new Dependent("QueuePair 7");
+        cq.addUser(qp);
+        ResourceInUseException e = assertThrows(ResourceInUseException.class, cq::close);
+        assertTrue(e.getMessage().contains("still used by QueuePair 7"), e.getMessage());
+        assertFalse(cq.isClosed());
+        cq.useHandle().get(JAVA_LONG, 0); // still usable
+        cq.removeUser(qp);
+        cq.close();
+        assertEquals(List.of("cq"), freed);
+    }
+
+    @Test
+    void aChildUsedByAnotherOwnersResourceIsRefusedWithoutFreeingAnything() throws Exception {
+        Fake ctx = create("ctx", null);
+        Fake cq = create("cq", ctx);
+        Fake otherCtx = create("other", null);
+        cq.addUser(otherCtx);
+        ResourceInUseException e = assertThrows(ResourceInUseException.class, ctx::close);
+        assertTrue(e.getMessage().contains("still used by Fake other"), e.getMessage());
+        assertFalse(ctx.isClosed() || cq.isClosed());
+        assertEquals(List.of(), freed);
+        create("pd", ctx); // the owner took children again once the close was refused
+        cq.removeUser(otherCtx);
+        ctx.close();
+        assertEquals(List.of("pd", "cq", "ctx"), freed);
+    }
+
+    @Test
+    void aChildCannotBeAddedWhileItsOwnerIsClosing() throws Exception {
+        Fake parent = create("parent", null);
+        create("slow child", parent);
+        AtomicReference<Throwable> closeFailed = new AtomicReference<>();
+        Thread closer = Thread.ofPlatform().start(() -> {
+            try {
+                parent.close();
+            } catch (Throwable t) {
+                closeFailed.set(t);
+            }
+        });
+        await(slowDestroyEntered); // the parent has taken its list of children and is closing them
+        ClosedResourceException e = assertThrows(ClosedResourceException.class, () -> create("late", parent));
+        assertTrue(e.getMessage().contains("is closing"), e.getMessage());
+        slowDestroyProceed.countDown();
+        closer.join(10_000);
+        assertEquals(null, closeFailed.get());
+        // The late child was refused and its C object freed at once; nothing outlived the parent.
+        assertEquals(List.of("slow child", "freed by own: late", "parent"), freed);
+    }
+
+    @Test
+    void anOwnerClosingDuringAChildsConstructorNeverSeesTheHalfBuiltChild() throws Exception {
+        Fake parent = create("parent", null);
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        AtomicReference<Throwable> creation = new AtomicReference<>();
+        Thread creator = Thread.ofPlatform().start(() -> {
+            try {
+                create("child", parent, entered, proceed);
+            } catch (Throwable t) {
+                creation.set(t);
+            }
+        });
+        await(entered);
+        parent.close(); // must not destroy an object whose constructor has not finished
+        assertEquals(List.of("parent"), freed);
+        proceed.countDown();
+        creator.join(10_000);
+        assertTrue(creation.get() instanceof ClosedResourceException, String.valueOf(creation.get()));
+        assertEquals(List.of("parent", "freed by own: child"), freed);
+    }
+
+    @Test
+    void aWrapperThatFailsLeavesNoNativeObjectBehind() throws Exception {
+        Fake parent = create("parent", null);
+        MemorySegment raw = Arena.global().allocate(16, 8);
+        RdmaException e = assertThrows(RdmaException.class, () -> NativeResource.own(raw, 16,
+                r -> freed.add("freed by own: " + r.address()), n -> {
+                    new Fake("wrapped", n, parent, null, null);
+                    throw new RdmaException("the wrapper failed after building");
+                }));
+        assertEquals("the wrapper failed after building", e.getMessage());
+        assertEquals(List.of("freed by own: " + raw.address()), freed);
+        parent.close();
+        assertEquals(List.of("freed by own: " + raw.address(), "parent"), freed, "the failed child was never adopted");
+    }
+
+    private static final MethodHandle NANOSLEEP = Linker.nativeLinker().downcallHandle(
+            Linker.nativeLinker().defaultLookup().find("nanosleep").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+
+    /** A call that holds {@code r}'s handle for {@code millis}: nanosleep reads its timespec from it. */
+    private static Thread callHolding(Fake r, long millis, CountDownLatch started) {
+        MemorySegment ts = r.useHandle();
+        ts.set(JAVA_LONG, 0, millis / 1000);
+        ts.set(JAVA_LONG, 8, (millis % 1000) * 1_000_000);
+        return Thread.ofPlatform().start(() -> {
+            started.countDown();
+            try {
+                int rc = (int) NANOSLEEP.invokeExact(ts, MemorySegment.NULL);
+                assertEquals(0, rc);
+            } catch (Throwable t) {
+                throw new AssertionError(t);
+            }
+        });
+    }
+
+    @Test
+    void closeWaitsForACallOnAnotherThreadToReturn() throws Exception {
+        Fake r = create("busy", null);
+        CountDownLatch started = new CountDownLatch(1);
+        Thread call = callHolding(r, 400, started);
+        await(started);
+        Thread.sleep(50); // let the downcall begin
+        long t0 = System.nanoTime();
+        r.close();
+        long waited = System.nanoTime() - t0;
+        assertTrue(r.isClosed());
+        assertFalse(call.isAlive(), "close returned while the call still held the handle");
+        assertTrue(waited > 100_000_000L, "close did not wait: " + waited + " ns");
+        call.join();
+        assertEquals(List.of("busy"), freed);
+        assertThrows(IllegalStateException.class, () -> r.useHandle().get(JAVA_LONG, 0));
+    }
+
+    @Test
+    void closeThatCannotWaitLongEnoughIsRefusedAndLeavesTheResourceOpen() throws Exception {
+        Fake parent = create("parent", null);
+        Fake child = create("child", parent);
+        CountDownLatch started = new CountDownLatch(1);
+        Thread call = callHolding(child, 1500, started);
+        await(started);
+        Thread.sleep(100);
+        ResourceBusyException e = assertThrows(ResourceBusyException.class, () -> parent.close(Duration.ofMillis(50)));
+        assertTrue(e.getMessage().contains("Fake child is still in a call on another thread"), e.getMessage());
+        assertFalse(parent.isClosed() || child.isClosed());
+        assertEquals(List.of(), freed, "nothing may be freed under the call");
+        call.join();
+        parent.close();
+        assertEquals(List.of("child", "parent"), freed);
+    }
+}
