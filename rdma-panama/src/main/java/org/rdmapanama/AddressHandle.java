@@ -1,5 +1,6 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.Transport;
 import org.rdmapanama.ffi.ibv_ah;
 import org.rdmapanama.ffi.ibv_ah_attr;
 import org.rdmapanama.internal.Verbs;

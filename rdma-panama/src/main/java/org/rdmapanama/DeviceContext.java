@@ -1,5 +1,12 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.DeviceCapabilities;
+import org.rdmapanama.device.NoSuchDeviceException;
+import org.rdmapanama.device.RdmaConfig;
+import org.rdmapanama.device.RdmaDevice;
+import org.rdmapanama.device.RdmaDevices;
+import org.rdmapanama.device.Selection;
+import org.rdmapanama.device.Transport;
 import org.rdmapanama.ffi.ibv_context;
 import org.rdmapanama.ffi.ibv_context_ops;
 import org.rdmapanama.internal.DeviceQuery;

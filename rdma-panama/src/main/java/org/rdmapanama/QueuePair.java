@@ -1,5 +1,8 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.DeviceCapabilities;
+import org.rdmapanama.device.LinkLayer;
+import org.rdmapanama.device.Transport;
 import org.rdmapanama.ffi.ibv_ah_attr;
 import org.rdmapanama.ffi.ibv_global_route;
 import org.rdmapanama.ffi.ibv_qp;

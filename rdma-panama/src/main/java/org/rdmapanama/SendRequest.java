@@ -1,5 +1,7 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.AtomicCapability;
+import org.rdmapanama.device.Transport;
 import org.rdmapanama.ffi.Rdma;
 import org.rdmapanama.ffi.ibv_send_wr;
 import org.rdmapanama.ffi.ibv_sge;

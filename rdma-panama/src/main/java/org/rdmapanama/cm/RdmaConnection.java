@@ -6,7 +6,7 @@ import org.rdmapanama.ProtectionDomain;
 import org.rdmapanama.QueuePair;
 import org.rdmapanama.QueuePairConfig;
 import org.rdmapanama.RdmaException;
-import org.rdmapanama.Transport;
+import org.rdmapanama.device.Transport;
 import org.rdmapanama.ffi.ibv_qp_init_attr;
 import org.rdmapanama.ffi.rdma_cm_id;
 import org.rdmapanama.ffi.rdma_conn_param;

@@ -1,15 +1,15 @@
 package org.rdmapanama.internal;
 
-import org.rdmapanama.AtomicCapability;
-import org.rdmapanama.DeviceCapabilities;
-import org.rdmapanama.Gid;
-import org.rdmapanama.GidType;
-import org.rdmapanama.LinkLayer;
-import org.rdmapanama.Port;
-import org.rdmapanama.PortState;
-import org.rdmapanama.RdmaDevice;
+import org.rdmapanama.device.AtomicCapability;
+import org.rdmapanama.device.DeviceCapabilities;
+import org.rdmapanama.device.Gid;
+import org.rdmapanama.device.GidType;
+import org.rdmapanama.device.LinkLayer;
+import org.rdmapanama.device.Port;
+import org.rdmapanama.device.PortState;
+import org.rdmapanama.device.RdmaDevice;
 import org.rdmapanama.RdmaException;
-import org.rdmapanama.Transport;
+import org.rdmapanama.device.Transport;
 import org.rdmapanama.ffi.Rdma;
 import org.rdmapanama.ffi.ibv_device_attr;
 import org.rdmapanama.ffi.ibv_gid_entry;

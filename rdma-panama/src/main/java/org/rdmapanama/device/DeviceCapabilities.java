@@ -1,4 +1,4 @@
-package org.rdmapanama;
+package org.rdmapanama.device;
 
 /**
  * The limits of a device, from {@code ibv_query_device}. Transport

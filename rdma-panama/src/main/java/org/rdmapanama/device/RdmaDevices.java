@@ -1,5 +1,6 @@
-package org.rdmapanama;
+package org.rdmapanama.device;
 
+import org.rdmapanama.RdmaException;
 import org.rdmapanama.internal.DeviceQuery;
 
 import java.nio.file.Files;
