@@ -13,4 +13,5 @@ module org.rdmapanama {
     exports org.rdmapanama;
     exports org.rdmapanama.cm;
     exports org.rdmapanama.device;
+    exports org.rdmapanama.error;
 }

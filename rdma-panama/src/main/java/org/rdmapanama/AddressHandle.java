@@ -1,6 +1,7 @@
 package org.rdmapanama;
 
 import org.rdmapanama.device.Transport;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_ah;
 import org.rdmapanama.ffi.ibv_ah_attr;
 import org.rdmapanama.internal.Verbs;

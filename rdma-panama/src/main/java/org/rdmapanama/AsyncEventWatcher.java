@@ -1,6 +1,6 @@
 package org.rdmapanama;
 
-import org.rdmapanama.ffi.Rdma;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_async_event;
 import org.rdmapanama.ffi.ibv_context;
 import org.rdmapanama.ffi.ibv_qp;
@@ -154,7 +154,7 @@ final class AsyncEventWatcher {
             } catch (RuntimeException e) { // one bad event must not end the watching
                 log.error("{}: could not handle async event {}", device, type, e);
             } finally {
-                Rdma.ibv_ack_async_event(event);
+                Verbs.ackAsyncEvent(event);
             }
             if (type == AsyncEventType.DEVICE_FATAL) {
                 return false; // nothing more comes; the owners close what they hold

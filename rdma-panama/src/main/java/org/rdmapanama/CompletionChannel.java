@@ -1,5 +1,6 @@
 package org.rdmapanama;
 
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_comp_channel;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Posix;
@@ -104,7 +105,7 @@ public final class CompletionChannel extends NativeResource {
                 long cqAddress = cqOut.get(ADDRESS, 0).address();
                 CompletionQueue cq = queues.get(cqAddress);
                 // Acknowledge at once: ibv_destroy_cq waits for every event to be acked.
-                org.rdmapanama.ffi.Rdma.ibv_ack_cq_events(MemorySegment.ofAddress(cqAddress), 1);
+                Verbs.ackCqEvents(MemorySegment.ofAddress(cqAddress), 1);
                 if (cq != null) {
                     return cq;
                 }

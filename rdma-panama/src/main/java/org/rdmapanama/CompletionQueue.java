@@ -1,5 +1,6 @@
 package org.rdmapanama;
 
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_cq;
 import org.rdmapanama.internal.DataPath;
 import org.rdmapanama.internal.Errno;
@@ -88,11 +89,9 @@ public final class CompletionQueue extends NativeResource {
         }
         int n;
         try {
-            n = (int) DataPath.POLL_CQ.invokeExact(pollFn, handle(), batch.capacity(), batch.segmentFor(this));
+            n = DataPath.pollCq(pollFn, handle(), batch.capacity(), batch.segmentFor(this));
         } catch (IllegalStateException e) {
             throw translate(e);
-        } catch (Throwable t) {
-            throw unexpected(t);
         }
         if (n < 0) {
             batch.filled(0);
@@ -128,11 +127,9 @@ public final class CompletionQueue extends NativeResource {
         }
         int rc;
         try {
-            rc = (int) DataPath.REQ_NOTIFY_CQ.invokeExact(notifyFn, handle(), solicitedOnly ? 1 : 0);
+            rc = DataPath.reqNotifyCq(notifyFn, handle(), solicitedOnly);
         } catch (IllegalStateException e) {
             throw translate(e);
-        } catch (Throwable t) {
-            throw unexpected(t);
         }
         if (rc != 0) {
             throw new RdmaException("ibv_req_notify_cq", Math.abs(rc), "ibv_req_notify_cq on " + description()

@@ -7,6 +7,7 @@ import org.rdmapanama.device.RdmaDevice;
 import org.rdmapanama.device.RdmaDevices;
 import org.rdmapanama.device.Selection;
 import org.rdmapanama.device.Transport;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_context;
 import org.rdmapanama.ffi.ibv_context_ops;
 import org.rdmapanama.internal.DeviceQuery;
@@ -70,7 +71,7 @@ public final class DeviceContext extends NativeResource {
                     throw new RdmaException("no RDMA device named '" + name + "'; " + describeAll());
                 }
                 ctx = Verbs.openDevice(dev, name);
-                RdmaDevice info = DeviceQuery.describeOpen(scratch, dev, ctx);
+                RdmaDevice info = RdmaDevices.describe(ctx);
                 DeviceContext opened = new DeviceContext(ctx, info, true);
                 ctx = MemorySegment.NULL; // owned by `opened` from here on
                 return opened;
@@ -166,11 +167,7 @@ public final class DeviceContext extends NativeResource {
      * closing the wrapper closes what was created on it, not the context.
      */
     static DeviceContext borrow(MemorySegment ctx) throws RdmaException {
-        try (Arena scratch = Arena.ofConfined()) {
-            MemorySegment c = ctx.reinterpret(ibv_context.sizeof());
-            RdmaDevice info = DeviceQuery.describeOpen(scratch, ibv_context.device(c), c);
-            return new DeviceContext(ctx, info, false);
-        }
+        return new DeviceContext(ctx, RdmaDevices.describe(ctx), false);
     }
 
     @Override

@@ -1,7 +1,8 @@
 package org.rdmapanama;
 
-import org.rdmapanama.internal.Verbs;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_pd;
+import org.rdmapanama.internal.Verbs;
 
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;

@@ -3,6 +3,7 @@ package org.rdmapanama;
 import org.rdmapanama.device.DeviceCapabilities;
 import org.rdmapanama.device.LinkLayer;
 import org.rdmapanama.device.Transport;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_ah_attr;
 import org.rdmapanama.ffi.ibv_global_route;
 import org.rdmapanama.ffi.ibv_qp;
@@ -418,7 +419,8 @@ public final class QueuePair extends NativeResource {
         static final int DEST_QPN = org.rdmapanama.ffi.Rdma.IBV_QP_DEST_QPN();
     }
 
-    private static final class BridgeImpl implements Bridge.Verbs {
+    private static final class BridgeImpl
+            implements Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> {
         @Override
         public MemorySegment pdHandle(ProtectionDomain pd) {
             return pd.pd();

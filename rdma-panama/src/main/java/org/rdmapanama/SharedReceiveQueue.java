@@ -1,6 +1,7 @@
 package org.rdmapanama;
 
 import org.rdmapanama.device.DeviceCapabilities;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_srq;
 import org.rdmapanama.ffi.ibv_srq_attr;
 import org.rdmapanama.ffi.ibv_srq_init_attr;

@@ -4,6 +4,7 @@ import org.rdmapanama.device.NoSuchDeviceException;
 import org.rdmapanama.device.RdmaConfig;
 import org.rdmapanama.device.RdmaDevices;
 import org.rdmapanama.device.Selection;
+import org.rdmapanama.error.RdmaException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;

@@ -4,6 +4,7 @@ import org.rdmapanama.cm.CmEventType;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
+import org.rdmapanama.error.RdmaException;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -6,7 +6,7 @@ import org.rdmapanama.device.NoRdmaDeviceException;
 import org.rdmapanama.device.Port;
 import org.rdmapanama.device.RdmaDevice;
 import org.rdmapanama.device.RdmaDevices;
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 
 import java.io.PrintStream;
 import java.util.List;

@@ -1,7 +1,7 @@
 package org.rdmapanama.cm;
 
 import org.rdmapanama.NativeResource;
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.rdma_cm_event;
 import org.rdmapanama.ffi.rdma_conn_param;
 import org.rdmapanama.ffi.rdma_event_channel;

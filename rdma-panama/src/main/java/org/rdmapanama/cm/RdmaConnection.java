@@ -5,8 +5,8 @@ import org.rdmapanama.DeviceContext;
 import org.rdmapanama.ProtectionDomain;
 import org.rdmapanama.QueuePair;
 import org.rdmapanama.QueuePairConfig;
-import org.rdmapanama.RdmaException;
 import org.rdmapanama.device.Transport;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_qp_init_attr;
 import org.rdmapanama.ffi.rdma_cm_id;
 import org.rdmapanama.ffi.rdma_conn_param;
@@ -72,7 +72,7 @@ public final class RdmaConnection implements AutoCloseable {
         boolean ok = false;
         DeviceContext ctx = null;
         try {
-            ctx = Bridge.verbs().borrowContext(id.verbs());
+            ctx = verbs().borrowContext(id.verbs());
             this.context = ctx;
             this.pd = ctx.allocateProtectionDomain();
             this.cq = ctx.createCompletionQueue(options.cqSize());
@@ -88,8 +88,13 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
+    /** The verbs objects' package-private parts, through {@link Bridge}. */
+    private static Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> verbs() {
+        return Bridge.verbs();
+    }
+
     private QueuePair createQp(QueuePairConfig config) throws RdmaException {
-        Bridge.Verbs verbs = Bridge.verbs();
+        Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> verbs = verbs();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment attr = a.allocate(ibv_qp_init_attr.layout());
             verbs.fillQpInitAttr(attr, pd, config);

@@ -1,6 +1,6 @@
 package org.rdmapanama.cm;
 
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.internal.Cm;
 
 import java.lang.foreign.Arena;

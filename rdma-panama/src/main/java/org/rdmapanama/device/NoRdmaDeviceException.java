@@ -1,6 +1,6 @@
 package org.rdmapanama.device;
 
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 
 /**
  * libibverbs loaded but reported no device: no RDMA NIC, or no driver

@@ -1,6 +1,6 @@
 package org.rdmapanama.internal;
 
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.Rdma;
 import org.rdmapanama.ffi.ibv_device;
 
@@ -172,6 +172,16 @@ public final class Verbs {
                 Rdma.ibv_create_ah$address(), Rdma.ibv_create_ah$descriptor());
         public static final NativeCall DESTROY_AH = call("ibv_destroy_ah",
                 Rdma.ibv_destroy_ah$address(), Rdma.ibv_destroy_ah$descriptor());
+    }
+
+    /** {@code ibv_ack_cq_events} (void): acknowledges {@code count} events of {@code cq}. */
+    public static void ackCqEvents(MemorySegment cq, int count) {
+        Rdma.ibv_ack_cq_events(cq, count);
+    }
+
+    /** {@code ibv_ack_async_event} (void). */
+    public static void ackAsyncEvent(MemorySegment event) {
+        Rdma.ibv_ack_async_event(event);
     }
 
     private static final String[] WC_STATUS_TEXT = new String[32];
