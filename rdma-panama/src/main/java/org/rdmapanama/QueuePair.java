@@ -2,7 +2,6 @@ package org.rdmapanama;
 
 import org.rdmapanama.device.DeviceCapabilities;
 import org.rdmapanama.device.LinkLayer;
-import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_ah_attr;
 import org.rdmapanama.ffi.ibv_global_route;
@@ -96,7 +95,7 @@ public final class QueuePair extends NativeResource {
         DeviceContext ctx = pd.context();
         DeviceCapabilities caps = ctx.capabilities();
         String dev = ctx.device().name();
-        if (c.type() == QueuePairType.UD && ctx.transport() == Transport.IWARP) {
+        if (c.type() == QueuePairType.UD && !ctx.transport().supportsUd()) {
             throw new TransportCapabilityException("UD queue pairs are not available on iWARP (" + dev
                     + "): iWARP runs over TCP and is RC only");
         }

@@ -1,7 +1,6 @@
 package org.rdmapanama;
 
-import org.rdmapanama.device.AtomicCapability;
-import org.rdmapanama.device.Transport;
+import org.rdmapanama.device.DeviceCapabilities;
 import org.rdmapanama.ffi.Rdma;
 import org.rdmapanama.ffi.ibv_send_wr;
 import org.rdmapanama.ffi.ibv_sge;
@@ -74,9 +73,9 @@ public final class SendRequest implements AutoCloseable {
     private final int capacity;
     private final int maxSge;
     private final Opcode[] opcodes;
-    private final boolean iwarp;
+    private final boolean immediateData;
     private final boolean atomics;
-    private final int maxSgeRd;
+    private final DeviceCapabilities caps;
     private final boolean ud;
 
     SendRequest(QueuePair qp, Arena memory, int chainLength, int maxSge) {
@@ -94,9 +93,9 @@ public final class SendRequest implements AutoCloseable {
         this.sges = memory.allocate(ibv_sge.layout(), Math.max(1, (long) chainLength * maxSge));
         this.opcodes = new Opcode[chainLength];
         DeviceContext ctx = qp.context();
-        this.iwarp = ctx.transport() == Transport.IWARP;
-        this.atomics = ctx.capabilities().atomicCap() != AtomicCapability.NONE;
-        this.maxSgeRd = ctx.capabilities().maxSgeRd();
+        this.immediateData = ctx.transport().supportsImmediateData();
+        this.atomics = ctx.capabilities().supportsAtomics();
+        this.caps = ctx.capabilities();
         this.ud = qp.type() == QueuePairType.UD;
         for (int i = 0; i < chainLength; i++) {
             long wr = i * WR_SIZE;
@@ -130,7 +129,7 @@ public final class SendRequest implements AutoCloseable {
             throw new TransportCapabilityException(op + " refused: " + owner.context().device().name()
                     + " (" + owner.context().transport().displayName() + ") reports atomic_cap NONE");
         }
-        if (op.immediate && iwarp) {
+        if (op.immediate && !immediateData) {
             throw new TransportCapabilityException(op + " refused: iWARP (" + owner.context().device().name()
                     + ") has no immediate data");
         }
@@ -148,9 +147,9 @@ public final class SendRequest implements AutoCloseable {
     }
 
     private void checkReadSges(Opcode op, int sgeCount) {
-        if (op == Opcode.RDMA_READ && sgeCount > maxSgeRd) {
+        if (op == Opcode.RDMA_READ && !caps.allowsReadSges(sgeCount)) {
             throw new TransportCapabilityException("RDMA Read with " + sgeCount + " SGEs refused: "
-                    + owner.context().device().name() + " allows " + maxSgeRd + " (max_sge_rd)");
+                    + owner.context().device().name() + " allows " + caps.maxSgeRd() + " (max_sge_rd)");
         }
         if (op.atomic && sgeCount > 1) {
             throw new IllegalArgumentException("an atomic WR takes exactly one 8-byte SGE, got " + sgeCount);
@@ -282,7 +281,7 @@ public final class SendRequest implements AutoCloseable {
 
     /** Immediate data (host order; sent big-endian as verbs requires). */
     public SendRequest immediate(int i, int value) {
-        if (iwarp) {
+        if (!immediateData) {
             throw new TransportCapabilityException("immediate data refused: iWARP (" + owner.context().device().name()
                     + ") has no immediate data");
         }

@@ -38,15 +38,6 @@ import java.time.Duration;
 public final class RdmaConnection implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RdmaConnection.class);
 
-    /**
-     * Private data limits: IB CM REQ/REP less rdma_cm's header; MPA for iWARP.
-     * On InfiniBand and RoCE the peer receives the data zero-padded to the
-     * full IB CM size, so messages should carry their own length or format.
-     */
-    static final int IB_CONNECT_PRIVATE_DATA = 56;
-    static final int IB_ACCEPT_PRIVATE_DATA = 196;
-    static final int IWARP_PRIVATE_DATA = 512;
-
     enum State { RESOLVED, REQUESTED, ESTABLISHED, DISCONNECTED, CLOSED }
 
     private final EventChannel channel;
@@ -220,8 +211,8 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     private void checkPrivateData(byte[] data, boolean connecting) {
-        int max = context.transport() == Transport.IWARP ? IWARP_PRIVATE_DATA
-                : connecting ? IB_CONNECT_PRIVATE_DATA : IB_ACCEPT_PRIVATE_DATA;
+        Transport t = context.transport();
+        int max = connecting ? t.maxConnectPrivateData() : t.maxAcceptPrivateData();
         max = Math.min(max, 255); // private_data_len is a uint8_t
         if (data.length > max) {
             throw new IllegalArgumentException("private data of " + data.length + " bytes exceeds the " + max
