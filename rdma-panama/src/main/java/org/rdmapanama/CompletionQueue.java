@@ -95,8 +95,7 @@ public final class CompletionQueue extends NativeResource {
         }
         if (n < 0) {
             batch.filled(0);
-            throw new RdmaException("ibv_poll_cq", -n, "ibv_poll_cq on " + description() + " failed: "
-                    + Errno.describe(-n));
+            throw Errno.failure("ibv_poll_cq", description(), n);
         }
         batch.filled(n);
         return n;
@@ -132,8 +131,7 @@ public final class CompletionQueue extends NativeResource {
             throw translate(e);
         }
         if (rc != 0) {
-            throw new RdmaException("ibv_req_notify_cq", Math.abs(rc), "ibv_req_notify_cq on " + description()
-                    + " failed: " + Errno.describe(Math.abs(rc)));
+            throw Errno.failure("ibv_req_notify_cq", description(), rc);
         }
     }
 

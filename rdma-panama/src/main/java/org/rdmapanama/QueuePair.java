@@ -227,10 +227,9 @@ public final class QueuePair extends NativeResource {
 
     private RdmaException postFailure(String verb, int rc) {
         int errno = Math.abs(rc);
-        String hint = errno == 12 ? " (the queue is full: poll completions first, or make it deeper)"
-                : errno == 22 ? " (the QP is in the wrong state, or a WR exceeds its limits)" : "";
-        return new RdmaException(verb, errno, verb + " on " + description() + " failed: "
-                + Errno.describe(errno) + hint);
+        String hint = errno == Errno.ENOMEM ? " (the queue is full: poll completions first, or make it deeper)"
+                : errno == Errno.EINVAL ? " (the QP is in the wrong state, or a WR exceeds its limits)" : "";
+        return Errno.failure(verb, description(), errno, hint);
     }
 
     // --- state transitions (rc_pingpong's pp_connect_ctx, in steps) ---

@@ -82,8 +82,7 @@ public final class SharedReceiveQueue extends NativeResource {
             throw CompletionQueue.unexpected(t);
         }
         if (rc != 0) {
-            throw new RdmaException("ibv_post_srq_recv", Math.abs(rc), "ibv_post_srq_recv on " + description()
-                    + " failed: " + Errno.describe(Math.abs(rc)));
+            throw Errno.failure("ibv_post_srq_recv", description(), rc);
         }
     }
 

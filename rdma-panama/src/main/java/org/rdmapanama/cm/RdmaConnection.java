@@ -11,7 +11,9 @@ import org.rdmapanama.ffi.ibv_qp_init_attr;
 import org.rdmapanama.ffi.rdma_cm_id;
 import org.rdmapanama.ffi.rdma_conn_param;
 import org.rdmapanama.internal.Bridge;
+import org.rdmapanama.internal.Cleanup;
 import org.rdmapanama.internal.Cm;
+import org.rdmapanama.internal.Errno;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -123,8 +125,8 @@ public final class RdmaConnection implements AutoCloseable {
             return c;
         } finally {
             if (!ok) {
-                closeQuietly(id);
-                closeQuietly(channel);
+                Cleanup.closeQuietly(id);
+                Cleanup.closeQuietly(channel);
             }
         }
     }
@@ -144,8 +146,8 @@ public final class RdmaConnection implements AutoCloseable {
             return c;
         } finally {
             if (!ok) {
-                closeQuietly(id);
-                closeQuietly(channel);
+                Cleanup.closeQuietly(id);
+                Cleanup.closeQuietly(channel);
             }
         }
     }
@@ -162,8 +164,8 @@ public final class RdmaConnection implements AutoCloseable {
             throw e;
         } catch (RdmaException e) {
             // iWARP connects over TCP at once: a refused connection fails here, not as an event.
-            throw new CmException("connecting to " + peer + " on " + context.device().name() + " failed: rdma_connect: "
-                    + org.rdmapanama.internal.Errno.describe(e.errno()), null, e.errno());
+            throw new CmException(Errno.message("rdma_connect", peer + " from " + context.device().name(), e.errno()),
+                    null, e.errno());
         }
         CmEvent ev = expect(channel, CmEventType.ESTABLISHED, deadline, "connecting to " + peer);
         peerPrivateData = ev.privateData();
@@ -243,7 +245,7 @@ public final class RdmaConnection implements AutoCloseable {
         }
         return ev.type() == CmEventType.REJECTED
                 ? " (reject reason " + ev.status() + rejectReason(ev.status()) + ")"
-                : " (status " + ev.status() + ": " + org.rdmapanama.internal.Errno.describe(Math.abs(ev.status())) + ")";
+                : " (status " + ev.status() + ": " + Errno.describe(Math.abs(ev.status())) + ")";
     }
 
     /** The IB CM reject reasons a user meets (IBTA table 112), and iWARP's "connection refused". */
@@ -358,16 +360,6 @@ public final class RdmaConnection implements AutoCloseable {
         }
         if (first != null) {
             throw first;
-        }
-    }
-
-    static void closeQuietly(AutoCloseable c) {
-        if (c != null) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                log.debug("while cleaning up: {}", e.toString());
-            }
         }
     }
 

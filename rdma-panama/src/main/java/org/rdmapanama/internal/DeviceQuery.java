@@ -127,7 +127,7 @@ public final class DeviceQuery {
                 continue; // more valid entries than max
             }
             if (n < 0) {
-                throw Verbs.failure("ibv_query_gid_table", name, (int) -n);
+                throw Errno.failure("ibv_query_gid_table", name, (int) n);
             }
             List<PortGid> gids = new ArrayList<>();
             for (long i = 0; i < n; i++) {

@@ -38,13 +38,6 @@ public final class Verbs {
         return (int) ERRNO.get(callState, 0L);
     }
 
-    static RdmaException failure(String verb, String what, int errno) {
-        // Provider libraries sometimes fail in user space without setting errno (libsiw does, on a bad mmap key).
-        String why = errno == 0 ? "the provider library refused it without an errno (VERBS_LOG_LEVEL=5 may say why)"
-                : Errno.describe(errno);
-        return new RdmaException(verb, errno, verb + "(" + what + ") failed: " + why);
-    }
-
     /**
      * {@code ibv_get_device_list}: the NULL-terminated array of devices, sized
      * to {@code count} entries, or NULL with a count of 0 when the kernel has no
@@ -202,7 +195,7 @@ public final class Verbs {
     /** Verbs that return 0 or an errno value (some return -1 and set errno; that shows as EPERM). */
     static void check(int rc, String verb, String what) throws RdmaException {
         if (rc != 0) {
-            throw failure(verb, what, Math.abs(rc));
+            throw Errno.failure(verb, what, rc);
         }
     }
 }
