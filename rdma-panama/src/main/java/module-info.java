@@ -2,7 +2,9 @@
  * rdma-panama: RDMA verbs and rdma_cm for Java over the FFM API.
  * {@code org.rdmapanama.internal} (not exported) is the only package that
  * links C functions; the others read and write C structs through the
- * generated layouts.
+ * generated layouts. {@code org.rdmapanama.device} is discovery, configuration
+ * and transport selection; {@code org.rdmapanama} the verbs objects on it;
+ * {@code org.rdmapanama.cm} connections on those.
  */
 module org.rdmapanama {
     requires org.rdmapanama.ffi;
@@ -10,5 +12,6 @@ module org.rdmapanama {
 
     exports org.rdmapanama;
     exports org.rdmapanama.cm;
-    exports org.rdmapanama.oob;
+    exports org.rdmapanama.device;
+    exports org.rdmapanama.error;
 }

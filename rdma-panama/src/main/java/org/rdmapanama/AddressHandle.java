@@ -1,5 +1,6 @@
 package org.rdmapanama;
 
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_ah;
 import org.rdmapanama.ffi.ibv_ah_attr;
 import org.rdmapanama.internal.Verbs;
@@ -22,7 +23,7 @@ public final class AddressHandle extends NativeResource {
      */
     public static AddressHandle create(ProtectionDomain pd, QpAddress remote, int port, int gidIndex)
             throws RdmaException {
-        if (pd.context().transport() == Transport.IWARP) {
+        if (!pd.context().transport().supportsUd()) {
             throw new TransportCapabilityException("address handles are for UD, which iWARP lacks");
         }
         try (Arena scratch = Arena.ofConfined()) {

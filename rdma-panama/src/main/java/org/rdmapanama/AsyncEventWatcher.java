@@ -1,6 +1,6 @@
 package org.rdmapanama;
 
-import org.rdmapanama.ffi.Rdma;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_async_event;
 import org.rdmapanama.ffi.ibv_context;
 import org.rdmapanama.ffi.ibv_qp;
@@ -35,8 +35,6 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class AsyncEventWatcher {
     private static final Logger log = LoggerFactory.getLogger(AsyncEventWatcher.class);
-    private static final int SLICE_MILLIS = 100;
-    private static final int EAGAIN = 11;
     private static final Map<Long, AsyncEventWatcher> BY_CONTEXT = new HashMap<>(); // guarded by the class
 
     private final MemorySegment context;
@@ -54,11 +52,7 @@ final class AsyncEventWatcher {
         this.device = device;
         this.fd = ibv_context.async_fd(context);
         // Events are read while holding the monitor that close() takes: a blocking read would hang a close.
-        int rc = Posix.setNonBlocking(fd);
-        if (rc < 0) {
-            throw new RdmaException("fcntl", -rc, device + ": cannot make the async event fd non-blocking: "
-                    + Errno.describe(-rc));
-        }
+        Posix.setNonBlocking(fd, "the async event fd of " + device);
     }
 
     /**
@@ -112,12 +106,12 @@ final class AsyncEventWatcher {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment event = arena.allocate(ibv_async_event.layout());
             while (!isStopped()) {
-                int ready = Posix.pollIn(fd, SLICE_MILLIS);
+                int ready = Posix.pollIn(fd, Posix.SLICE_MILLIS);
                 if (ready < 0) {
                     if (isStopped()) {
                         return; // the context closed under the poll: expected, not a failure
                     }
-                    log.warn("{}: the async event fd failed ({}); no longer watching", device, Errno.describe(-ready));
+                    log.warn("{}; no longer watching", Errno.message("poll", "the async event fd of " + device, -ready));
                     return;
                 }
                 if (ready > 0 && !drain(event)) {
@@ -140,11 +134,11 @@ final class AsyncEventWatcher {
         // The fd may have been closed and its number reused since poll returned: check first.
         while (!stopped) {
             int rc = Verbs.Calls.GET_ASYNC_EVENT.statusOrErrno(context, event);
-            if (rc == -EAGAIN) {
+            if (rc == -Errno.EAGAIN) {
                 return true;
             }
             if (rc < 0) {
-                log.warn("{}: ibv_get_async_event failed ({}); no longer watching", device, Errno.describe(-rc));
+                log.warn("{}; no longer watching", Errno.message("ibv_get_async_event", device, -rc));
                 return false;
             }
             AsyncEventType type = AsyncEventType.UNKNOWN;
@@ -154,7 +148,7 @@ final class AsyncEventWatcher {
             } catch (RuntimeException e) { // one bad event must not end the watching
                 log.error("{}: could not handle async event {}", device, type, e);
             } finally {
-                Rdma.ibv_ack_async_event(event);
+                Verbs.ackAsyncEvent(event);
             }
             if (type == AsyncEventType.DEVICE_FATAL) {
                 return false; // nothing more comes; the owners close what they hold

@@ -1,5 +1,6 @@
 package org.rdmapanama;
 
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_comp_channel;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Posix;
@@ -22,8 +23,6 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  * to its carrier for no longer than that, and close or interrupt is noticed.
  */
 public final class CompletionChannel extends NativeResource {
-    private static final long SLICE_MILLIS = 100;
-
     private final DeviceContext context;
     private final int fd;
     private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
@@ -32,11 +31,7 @@ public final class CompletionChannel extends NativeResource {
         super("CompletionChannel on " + context.device().name(), channel, context);
         this.context = context;
         this.fd = ibv_comp_channel.fd(handle());
-        int rc = Posix.setNonBlocking(fd);
-        if (rc < 0) {
-            throw new RdmaException("fcntl", -rc, "fcntl(O_NONBLOCK) on the completion channel failed: "
-                    + Errno.describe(-rc));
-        }
+        Posix.setNonBlocking(fd, description());
     }
 
     void attach(CompletionQueue cq) {
@@ -65,49 +60,37 @@ public final class CompletionChannel extends NativeResource {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment cqOut = call.allocate(ADDRESS);
             MemorySegment ctxOut = call.allocate(ADDRESS);
-            while (true) {
-                checkOpen();
-                for (CompletionQueue cq : queues.values()) { // an overrun CQ sends no more events: say so now
-                    if (cq.hasOverrun()) {
-                        throw cq.overrunError();
-                    }
-                }
-                if (Thread.interrupted()) {
-                    throw new InterruptedException("interrupted while waiting on " + description());
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return null;
-                }
-                int ready = Posix.pollIn(fd, (int) Math.min(SLICE_MILLIS, Math.max(1, left / 1_000_000)));
-                if (ready < 0) {
-                    checkOpen(); // closed while waiting: its fd went with it, and that is what poll saw
-                    throw new RdmaException("poll", -ready, "poll on " + description() + " failed: "
-                            + Errno.describe(-ready));
-                }
-                if (ready == 0) {
-                    continue;
-                }
+            while (Posix.awaitReadable(fd, deadline, description(), this::checkUsable)) {
                 int rc;
                 try {
                     rc = Verbs.Calls.GET_CQ_EVENT.statusOrErrno(handle(), cqOut, ctxOut);
                 } catch (IllegalStateException e) {
                     throw translate(e);
                 }
-                if (rc == -11) {
-                    continue; // EAGAIN: another thread took the event
+                if (rc == -Errno.EAGAIN) {
+                    continue; // another thread took the event
                 }
                 if (rc < 0) {
-                    throw new RdmaException("ibv_get_cq_event", -rc, "ibv_get_cq_event on " + description()
-                            + " failed: " + Errno.describe(-rc));
+                    throw Errno.failure("ibv_get_cq_event", description(), rc);
                 }
                 long cqAddress = cqOut.get(ADDRESS, 0).address();
                 CompletionQueue cq = queues.get(cqAddress);
                 // Acknowledge at once: ibv_destroy_cq waits for every event to be acked.
-                org.rdmapanama.ffi.Rdma.ibv_ack_cq_events(MemorySegment.ofAddress(cqAddress), 1);
+                Verbs.ackCqEvents(MemorySegment.ofAddress(cqAddress), 1);
                 if (cq != null) {
                     return cq;
                 }
+            }
+            return null;
+        }
+    }
+
+    /** Open, and none of its CQs overran: an overrun CQ sends no more events, so say so now. */
+    private void checkUsable() throws RdmaException {
+        checkOpen();
+        for (CompletionQueue cq : queues.values()) {
+            if (cq.hasOverrun()) {
+                throw cq.overrunError();
             }
         }
     }

@@ -1,5 +1,7 @@
 package org.rdmapanama;
 
+import org.rdmapanama.error.RdmaException;
+
 /** A work request completed with an error status. */
 public final class CompletionException extends RdmaException {
     private final WcStatus status;

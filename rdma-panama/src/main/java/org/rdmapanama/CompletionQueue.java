@@ -1,5 +1,6 @@
 package org.rdmapanama;
 
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_cq;
 import org.rdmapanama.internal.DataPath;
 import org.rdmapanama.internal.Errno;
@@ -108,16 +109,13 @@ public final class CompletionQueue extends NativeResource {
         }
         int n;
         try {
-            n = (int) DataPath.POLL_CQ.invokeExact(pollFn, handle(), batch.capacity(), batch.segmentFor(this));
+            n = DataPath.pollCq(pollFn, handle(), batch.capacity(), batch.segmentFor(this));
         } catch (IllegalStateException e) {
             throw translate(e);
-        } catch (Throwable t) {
-            throw unexpected(t);
         }
         if (n < 0) {
             batch.filled(0);
-            throw new RdmaException("ibv_poll_cq", -n, "ibv_poll_cq on " + description() + " failed: "
-                    + Errno.describe(-n));
+            throw Errno.failure("ibv_poll_cq", description(), n);
         }
         batch.filled(n);
         return n;
@@ -148,15 +146,12 @@ public final class CompletionQueue extends NativeResource {
         }
         int rc;
         try {
-            rc = (int) DataPath.REQ_NOTIFY_CQ.invokeExact(notifyFn, handle(), solicitedOnly ? 1 : 0);
+            rc = DataPath.reqNotifyCq(notifyFn, handle(), solicitedOnly);
         } catch (IllegalStateException e) {
             throw translate(e);
-        } catch (Throwable t) {
-            throw unexpected(t);
         }
         if (rc != 0) {
-            throw new RdmaException("ibv_req_notify_cq", Math.abs(rc), "ibv_req_notify_cq on " + description()
-                    + " failed: " + Errno.describe(Math.abs(rc)));
+            throw Errno.failure("ibv_req_notify_cq", description(), rc);
         }
     }
 

@@ -1,5 +1,7 @@
 package org.rdmapanama;
 
+import org.rdmapanama.error.RdmaException;
+
 /**
  * The provider reported {@code IBV_EVENT_CQ_ERR}: a completion arrived when
  * the CQ was full and was dropped. The CQ cannot be trusted any more (which

@@ -1,6 +1,14 @@
 package org.rdmapanama;
 
 import org.rdmapanama.ffi.ibv_comp_channel;
+import org.rdmapanama.device.DeviceCapabilities;
+import org.rdmapanama.device.NoSuchDeviceException;
+import org.rdmapanama.device.RdmaConfig;
+import org.rdmapanama.device.RdmaDevice;
+import org.rdmapanama.device.RdmaDevices;
+import org.rdmapanama.device.Selection;
+import org.rdmapanama.device.Transport;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_context;
 import org.rdmapanama.ffi.ibv_context_ops;
 import org.rdmapanama.ffi.ibv_pd;
@@ -65,7 +73,7 @@ public final class DeviceContext extends NativeResource {
                     throw new RdmaException("no RDMA device named '" + name + "'; " + describeAll());
                 }
                 ctx = Verbs.openDevice(dev, name);
-                RdmaDevice info = DeviceQuery.describeOpen(scratch, dev, ctx);
+                RdmaDevice info = RdmaDevices.describe(ctx);
                 MemorySegment opened = ctx;
                 ctx = MemorySegment.NULL; // own() closes it if wrapping fails
                 return own(opened, ibv_context.sizeof(), raw -> Verbs.closeDevice(raw, name),
@@ -164,11 +172,8 @@ public final class DeviceContext extends NativeResource {
      * closing the wrapper closes what was created on it, not the context.
      */
     static DeviceContext borrow(MemorySegment ctx) throws RdmaException {
-        try (Arena scratch = Arena.ofConfined()) {
-            MemorySegment c = ctx.reinterpret(ibv_context.sizeof());
-            RdmaDevice info = DeviceQuery.describeOpen(scratch, ibv_context.device(c), c);
-            return own(ctx, ibv_context.sizeof(), raw -> { }, n -> new DeviceContext(n, info, false)); // librdmacm's
-        }
+        RdmaDevice info = RdmaDevices.describe(ctx);
+        return own(ctx, ibv_context.sizeof(), raw -> { }, n -> new DeviceContext(n, info, false)); // librdmacm's
     }
 
     @Override

@@ -1,5 +1,6 @@
 package org.rdmapanama;
 
+import org.rdmapanama.error.RdmaException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package org.rdmapanama;
 
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.internal.Verbs;
 
 import java.lang.foreign.MemorySegment;

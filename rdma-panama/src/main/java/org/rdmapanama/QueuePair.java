@@ -1,5 +1,7 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.LinkLayer;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_qp;
 import org.rdmapanama.ffi.ibv_qp_attr;
 import org.rdmapanama.ffi.ibv_qp_init_attr;
@@ -207,10 +209,9 @@ public final class QueuePair extends NativeResource {
 
     private RdmaException postFailure(String verb, int rc) {
         int errno = Math.abs(rc);
-        String hint = errno == 12 ? " (the queue is full: poll completions first, or make it deeper)"
-                : errno == 22 ? " (the QP is in the wrong state, or a WR exceeds its limits)" : "";
-        return new RdmaException(verb, errno, verb + " on " + description() + " failed: "
-                + Errno.describe(errno) + hint);
+        String hint = errno == Errno.ENOMEM ? " (the queue is full: poll completions first, or make it deeper)"
+                : errno == Errno.EINVAL ? " (the QP is in the wrong state, or a WR exceeds its limits)" : "";
+        return Errno.failure(verb, description(), errno, hint);
     }
 
     // --- state transitions (rc_pingpong's pp_connect_ctx, in steps; attributes in QpTransition) ---
@@ -317,7 +318,8 @@ public final class QueuePair extends NativeResource {
         }
     }
 
-    private static final class BridgeImpl implements Bridge.Verbs {
+    private static final class BridgeImpl
+            implements Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> {
         @Override
         public MemorySegment pdHandle(ProtectionDomain pd) {
             return pd.pd();

@@ -3,6 +3,8 @@ package org.rdmapanama;
 import org.rdmapanama.ffi.ibv_qp_cap;
 import org.rdmapanama.ffi.ibv_qp_init_attr;
 
+import org.rdmapanama.device.DeviceCapabilities;
+
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -16,7 +18,7 @@ final class QueuePairInit {
         DeviceContext ctx = pd.context();
         DeviceCapabilities caps = ctx.capabilities();
         String dev = ctx.device().name();
-        if (c.type() == QueuePairType.UD && ctx.transport() == Transport.IWARP) {
+        if (c.type() == QueuePairType.UD && !ctx.transport().supportsUd()) {
             throw new TransportCapabilityException("UD queue pairs are not available on iWARP (" + dev
                     + "): iWARP runs over TCP and is RC only");
         }

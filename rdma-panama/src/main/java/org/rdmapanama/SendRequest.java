@@ -1,5 +1,6 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.DeviceCapabilities;
 import org.rdmapanama.ffi.Rdma;
 import org.rdmapanama.ffi.ibv_send_wr;
 import org.rdmapanama.ffi.ibv_sge;
@@ -75,9 +76,9 @@ public final class SendRequest implements AutoCloseable {
     private final int capacity;
     private final int maxSge;
     private final Opcode[] opcodes;
-    private final boolean iwarp;
+    private final boolean immediateData;
     private final boolean atomics;
-    private final int maxSgeRd;
+    private final DeviceCapabilities caps;
     private final boolean ud;
     private final AddressHandle[] addressHandles; // per WR, held while the WR points at it
     private final Dependent[] wrUsers;            // each WR, as a user of its address handle
@@ -98,9 +99,9 @@ public final class SendRequest implements AutoCloseable {
         this.sges = memory.allocate(ibv_sge.layout(), Math.max(1, (long) chainLength * maxSge));
         this.opcodes = new Opcode[chainLength];
         DeviceContext ctx = qp.context();
-        this.iwarp = ctx.transport() == Transport.IWARP;
-        this.atomics = ctx.capabilities().atomicCap() != AtomicCapability.NONE;
-        this.maxSgeRd = ctx.capabilities().maxSgeRd();
+        this.immediateData = ctx.transport().supportsImmediateData();
+        this.atomics = ctx.capabilities().supportsAtomics();
+        this.caps = ctx.capabilities();
         this.ud = qp.type() == QueuePairType.UD;
         this.addressHandles = new AddressHandle[ud ? chainLength : 0];
         this.wrUsers = new Dependent[addressHandles.length];
@@ -136,7 +137,7 @@ public final class SendRequest implements AutoCloseable {
             throw new TransportCapabilityException(op + " refused: " + owner.context().device().name()
                     + " (" + owner.context().transport().displayName() + ") reports atomic_cap NONE");
         }
-        if (op.immediate && iwarp) {
+        if (op.immediate && !immediateData) {
             throw new TransportCapabilityException(op + " refused: iWARP (" + owner.context().device().name()
                     + ") has no immediate data");
         }
@@ -154,9 +155,9 @@ public final class SendRequest implements AutoCloseable {
     }
 
     private void checkReadSges(Opcode op, int sgeCount) {
-        if (op == Opcode.RDMA_READ && sgeCount > maxSgeRd) {
+        if (op == Opcode.RDMA_READ && !caps.allowsReadSges(sgeCount)) {
             throw new TransportCapabilityException("RDMA Read with " + sgeCount + " SGEs refused: "
-                    + owner.context().device().name() + " allows " + maxSgeRd + " (max_sge_rd)");
+                    + owner.context().device().name() + " allows " + caps.maxSgeRd() + " (max_sge_rd)");
         }
         if (op.atomic && sgeCount > 1) {
             throw new IllegalArgumentException("an atomic WR takes exactly one 8-byte SGE, got " + sgeCount);
@@ -288,7 +289,7 @@ public final class SendRequest implements AutoCloseable {
 
     /** Immediate data (host order; sent big-endian as verbs requires). */
     public SendRequest immediate(int i, int value) {
-        if (iwarp) {
+        if (!immediateData) {
             throw new TransportCapabilityException("immediate data refused: iWARP (" + owner.context().device().name()
                     + ") has no immediate data");
         }

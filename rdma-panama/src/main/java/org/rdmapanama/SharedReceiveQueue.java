@@ -1,5 +1,7 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.DeviceCapabilities;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_srq;
 import org.rdmapanama.ffi.ibv_srq_attr;
 import org.rdmapanama.ffi.ibv_srq_init_attr;
@@ -85,8 +87,7 @@ public final class SharedReceiveQueue extends NativeResource {
             throw CompletionQueue.unexpected(t);
         }
         if (rc != 0) {
-            throw new RdmaException("ibv_post_srq_recv", Math.abs(rc), "ibv_post_srq_recv on " + description()
-                    + " failed: " + Errno.describe(Math.abs(rc)));
+            throw Errno.failure("ibv_post_srq_recv", description(), rc);
         }
     }
 

@@ -1,5 +1,11 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.GidType;
+import org.rdmapanama.device.NoSuchDeviceException;
+import org.rdmapanama.device.RdmaConfig;
+import org.rdmapanama.device.Selection;
+import org.rdmapanama.device.Transport;
+import org.rdmapanama.error.RdmaException;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -4,6 +4,8 @@ import org.rdmapanama.cm.CmEventType;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.internal.Cleanup;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -179,7 +181,7 @@ final class FaultRig {
                     c.accept(mr.remote().toBytes(), T);
                     return new Object[] {c, mr};
                 } catch (Exception e) {
-                    RdmaConnectionCloser.quietly(c);
+                    Cleanup.closeQuietly(c);
                     throw new RuntimeException(e);
                 }
             });
@@ -195,30 +197,16 @@ final class FaultRig {
             return pair;
         } finally {
             if (!ok) {
-                RdmaConnectionCloser.quietly(client);
+                Cleanup.closeQuietly(client);
                 if (server != null) {
                     try {
                         Object[] s = server.get(30, TimeUnit.SECONDS);
-                        RdmaConnectionCloser.quietly((RdmaConnection) s[0]);
+                        Cleanup.closeQuietly((RdmaConnection) s[0]);
                     } catch (Exception ignored) {
                         // the server side failed too; it closed its connection
                     }
                 }
                 listener.close();
-            }
-        }
-    }
-
-    static final class RdmaConnectionCloser {
-        private RdmaConnectionCloser() {}
-
-        static void quietly(AutoCloseable c) {
-            if (c != null) {
-                try {
-                    c.close();
-                } catch (Exception ignored) {
-                    // cleanup after a failure; the failure is what is reported
-                }
             }
         }
     }

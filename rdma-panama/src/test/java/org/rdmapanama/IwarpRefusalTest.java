@@ -1,5 +1,7 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.AtomicCapability;
+import org.rdmapanama.device.Transport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;

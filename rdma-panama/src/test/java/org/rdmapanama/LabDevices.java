@@ -1,5 +1,9 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.Gid;
+import org.rdmapanama.device.GidType;
+import org.rdmapanama.device.RdmaDevices;
+import org.rdmapanama.error.RdmaException;
 import java.util.Optional;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;

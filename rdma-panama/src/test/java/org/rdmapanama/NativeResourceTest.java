@@ -1,6 +1,7 @@
 package org.rdmapanama;
 
 import org.junit.jupiter.api.Test;
+import org.rdmapanama.error.RdmaException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;

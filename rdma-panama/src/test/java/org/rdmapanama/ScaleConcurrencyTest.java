@@ -7,6 +7,7 @@ import org.rdmapanama.FaultRig.CmPair;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
+import org.rdmapanama.internal.Cleanup;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -116,10 +117,10 @@ class ScaleConcurrencyTest {
                     CONNECTIONS / ((connected - start) / 1e9), (end - closing) / 1e9);
         } finally {
             for (RdmaConnection c : clients) {
-                FaultRig.RdmaConnectionCloser.quietly(c);
+                Cleanup.closeQuietly(c);
             }
             for (RdmaConnection c : servers) {
-                FaultRig.RdmaConnectionCloser.quietly(c);
+                Cleanup.closeQuietly(c);
             }
         }
     }

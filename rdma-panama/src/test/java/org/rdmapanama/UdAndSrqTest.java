@@ -1,5 +1,6 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.Gid;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 

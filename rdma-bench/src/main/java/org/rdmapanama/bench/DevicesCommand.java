@@ -1,12 +1,12 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.DeviceCapabilities;
-import org.rdmapanama.Gid;
-import org.rdmapanama.NoRdmaDeviceException;
-import org.rdmapanama.Port;
-import org.rdmapanama.RdmaDevice;
-import org.rdmapanama.RdmaDevices;
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.device.DeviceCapabilities;
+import org.rdmapanama.device.Gid;
+import org.rdmapanama.device.NoRdmaDeviceException;
+import org.rdmapanama.device.Port;
+import org.rdmapanama.device.RdmaDevice;
+import org.rdmapanama.device.RdmaDevices;
+import org.rdmapanama.error.RdmaException;
 
 import java.io.PrintStream;
 import java.util.List;

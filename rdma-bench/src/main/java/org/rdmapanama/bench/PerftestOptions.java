@@ -205,7 +205,7 @@ final class PerftestOptions {
                 case "-p", "--port" -> o.port = CliArgs.number(a, v, 1, 65535);
                 case "--transport" -> {
                     try {
-                        org.rdmapanama.Transport.parse(v);
+                        org.rdmapanama.device.Transport.parse(v);
                     } catch (IllegalArgumentException e) {
                         throw new IllegalArgumentException("option --transport: " + e.getMessage());
                     }

@@ -4,20 +4,20 @@ import org.rdmapanama.CompletionBatch;
 import org.rdmapanama.CompletionChannel;
 import org.rdmapanama.CompletionQueue;
 import org.rdmapanama.DeviceContext;
-import org.rdmapanama.Gid;
-import org.rdmapanama.GidType;
 import org.rdmapanama.MemoryRegion;
-import org.rdmapanama.Port;
 import org.rdmapanama.ProtectionDomain;
 import org.rdmapanama.QpAddress;
 import org.rdmapanama.QueuePair;
 import org.rdmapanama.QueuePairConfig;
-import org.rdmapanama.RdmaConfig;
-import org.rdmapanama.RdmaException;
 import org.rdmapanama.ReceiveRequest;
 import org.rdmapanama.SendRequest;
-import org.rdmapanama.Transport;
-import org.rdmapanama.oob.OutOfBand;
+import org.rdmapanama.bench.oob.OutOfBand;
+import org.rdmapanama.device.Gid;
+import org.rdmapanama.device.GidType;
+import org.rdmapanama.device.Port;
+import org.rdmapanama.device.RdmaConfig;
+import org.rdmapanama.device.Transport;
+import org.rdmapanama.error.RdmaException;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -187,7 +187,7 @@ final class RcPingpongCommand {
                     Gid g = ctx.selection().gid();
                     gid = g.raw();
                 }
-                if (port.lid() == 0 && port.linkLayer() != org.rdmapanama.LinkLayer.ETHERNET) {
+                if (port.lid() == 0 && port.linkLayer() != org.rdmapanama.device.LinkLayer.ETHERNET) {
                     throw new RdmaException("couldn't get the local LID of " + ctx.device().name() + " port " + o.ibPort);
                 }
                 QpAddress mine = new QpAddress(port.lid(), qp.qpNumber(), new SecureRandom().nextInt(1 << 24), gid);

@@ -7,12 +7,12 @@ import org.rdmapanama.MemoryRegion;
 import org.rdmapanama.Opcode;
 import org.rdmapanama.ProtectionDomain;
 import org.rdmapanama.QueuePair;
-import org.rdmapanama.RdmaException;
 import org.rdmapanama.ReceiveRequest;
 import org.rdmapanama.SendRequest;
 import org.rdmapanama.WcStatus;
 import org.rdmapanama.cm.CmEventType;
 import org.rdmapanama.cm.RdmaConnection;
+import org.rdmapanama.error.RdmaException;
 
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;

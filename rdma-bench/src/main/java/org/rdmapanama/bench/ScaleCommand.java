@@ -4,13 +4,13 @@ import org.rdmapanama.Access;
 import org.rdmapanama.CompletionBatch;
 import org.rdmapanama.MemoryRegion;
 import org.rdmapanama.Opcode;
-import org.rdmapanama.RdmaException;
 import org.rdmapanama.ReceiveRequest;
 import org.rdmapanama.RemoteBuffer;
 import org.rdmapanama.SendRequest;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
+import org.rdmapanama.error.RdmaException;
 
 import java.io.IOException;
 import java.io.PrintStream;

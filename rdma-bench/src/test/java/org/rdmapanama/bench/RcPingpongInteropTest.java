@@ -2,9 +2,9 @@ package org.rdmapanama.bench;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.rdmapanama.GidType;
-import org.rdmapanama.RdmaDevice;
-import org.rdmapanama.RdmaDevices;
+import org.rdmapanama.device.GidType;
+import org.rdmapanama.device.RdmaDevice;
+import org.rdmapanama.device.RdmaDevices;
 
 import java.io.IOException;
 import java.io.OutputStream;

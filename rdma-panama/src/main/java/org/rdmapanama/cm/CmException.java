@@ -1,6 +1,6 @@
 package org.rdmapanama.cm;
 
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 
 /**
  * Connection setup or a connection failed: an error event (ADDR_ERROR,

@@ -1,11 +1,11 @@
 package org.rdmapanama.cm;
 
 import org.rdmapanama.NativeResource;
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.Rdma;
 import org.rdmapanama.ffi.rdma_cm_id;
-import org.rdmapanama.ffi.sockaddr_in;
 import org.rdmapanama.ffi.sockaddr_in6;
+import org.rdmapanama.ffi.sockaddr_in;
 import org.rdmapanama.internal.Cm;
 
 import java.lang.foreign.Arena;

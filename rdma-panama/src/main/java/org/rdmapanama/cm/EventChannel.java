@@ -1,7 +1,7 @@
 package org.rdmapanama.cm;
 
 import org.rdmapanama.NativeResource;
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.rdma_cm_event;
 import org.rdmapanama.ffi.rdma_conn_param;
 import org.rdmapanama.ffi.rdma_event_channel;
@@ -23,17 +23,12 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
  * channel from another thread is noticed.
  */
 final class EventChannel extends NativeResource {
-    private static final long SLICE_MILLIS = 100;
     private final int fd;
 
     private EventChannel(Native channel) throws RdmaException {
         super("rdma_cm event channel", channel, null);
         this.fd = rdma_event_channel.fd(handle());
-        int rc = Posix.setNonBlocking(fd);
-        if (rc < 0) { // own() destroys the channel
-            throw new RdmaException("fcntl", -rc, "fcntl(O_NONBLOCK) on an rdma_cm event channel failed: "
-                    + Errno.describe(-rc));
-        }
+        Posix.setNonBlocking(fd, description()); // if it throws, own() destroys the channel
     }
 
     static EventChannel create() throws RdmaException {
@@ -51,36 +46,19 @@ final class EventChannel extends NativeResource {
         long deadline = System.nanoTime() + timeout.toNanos();
         try (Arena call = Arena.ofConfined()) {
             MemorySegment out = call.allocate(ADDRESS);
-            while (true) {
-                checkOpen();
-                if (Thread.interrupted()) {
-                    throw new InterruptedException("interrupted while waiting for an rdma_cm event");
-                }
-                long left = deadline - System.nanoTime();
-                // A zero (or spent) timeout still checks once, without waiting.
-                int ready = Posix.pollIn(fd, left <= 0 ? 0 : (int) Math.min(SLICE_MILLIS, Math.max(1, left / 1_000_000)));
-                if (ready < 0) {
-                    checkOpen(); // closed while waiting: its fd went with it, and that is what poll saw
-                    throw new RdmaException("poll", -ready, "poll on an rdma_cm event channel failed: "
-                            + Errno.describe(-ready));
-                }
-                if (ready == 0) {
-                    if (left <= 0) {
-                        return null;
-                    }
-                    continue;
-                }
+            // A zero (or spent) timeout still checks once, without waiting.
+            while (Posix.awaitReadable(fd, deadline, description(), this::checkOpen)) {
                 int rc;
                 try {
                     rc = Cm.GET_CM_EVENT.statusOrErrno(handle(), out);
                 } catch (IllegalStateException e) {
                     throw translate(e);
                 }
-                if (rc == -11) {
-                    continue; // EAGAIN
+                if (rc == -Errno.EAGAIN) {
+                    continue;
                 }
                 if (rc < 0) {
-                    throw new RdmaException("rdma_get_cm_event", -rc, "rdma_get_cm_event failed: " + Errno.describe(-rc));
+                    throw Errno.failure("rdma_get_cm_event", description(), rc);
                 }
                 MemorySegment ev = out.get(ADDRESS, 0).reinterpret(rdma_cm_event.sizeof());
                 try {
@@ -89,6 +67,7 @@ final class EventChannel extends NativeResource {
                     Cm.ACK_CM_EVENT.status("", ev);
                 }
             }
+            return null;
         }
     }
 

@@ -5,13 +5,15 @@ import org.rdmapanama.DeviceContext;
 import org.rdmapanama.ProtectionDomain;
 import org.rdmapanama.QueuePair;
 import org.rdmapanama.QueuePairConfig;
-import org.rdmapanama.RdmaException;
-import org.rdmapanama.Transport;
+import org.rdmapanama.device.Transport;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_qp_init_attr;
 import org.rdmapanama.ffi.rdma_cm_id;
 import org.rdmapanama.ffi.rdma_conn_param;
 import org.rdmapanama.internal.Bridge;
+import org.rdmapanama.internal.Cleanup;
 import org.rdmapanama.internal.Cm;
+import org.rdmapanama.internal.Errno;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,15 +40,6 @@ import java.time.Duration;
 public final class RdmaConnection implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RdmaConnection.class);
 
-    /**
-     * Private data limits: IB CM REQ/REP less rdma_cm's header; MPA for iWARP.
-     * On InfiniBand and RoCE the peer receives the data zero-padded to the
-     * full IB CM size, so messages should carry their own length or format.
-     */
-    static final int IB_CONNECT_PRIVATE_DATA = 56;
-    static final int IB_ACCEPT_PRIVATE_DATA = 196;
-    static final int IWARP_PRIVATE_DATA = 512;
-
     enum State { RESOLVED, REQUESTED, ESTABLISHED, DISCONNECTED, CLOSED }
 
     private final EventChannel channel;
@@ -72,7 +65,7 @@ public final class RdmaConnection implements AutoCloseable {
         boolean ok = false;
         DeviceContext ctx = null;
         try {
-            ctx = Bridge.verbs().borrowContext(id.verbs());
+            ctx = verbs().borrowContext(id.verbs());
             this.context = ctx;
             this.pd = ctx.allocateProtectionDomain();
             this.cq = ctx.createCompletionQueue(options.cqSize());
@@ -88,8 +81,13 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
+    /** The verbs objects' package-private parts, through {@link Bridge}. */
+    private static Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> verbs() {
+        return Bridge.verbs();
+    }
+
     private QueuePair createQp(QueuePairConfig config) throws RdmaException {
-        Bridge.Verbs verbs = Bridge.verbs();
+        Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> verbs = verbs();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment attr = a.allocate(ibv_qp_init_attr.layout());
             verbs.fillQpInitAttr(attr, pd, config);
@@ -128,8 +126,8 @@ public final class RdmaConnection implements AutoCloseable {
             return c;
         } finally {
             if (!ok) {
-                closeQuietly(id);
-                closeQuietly(channel);
+                Cleanup.closeQuietly(id);
+                Cleanup.closeQuietly(channel);
             }
         }
     }
@@ -151,8 +149,8 @@ public final class RdmaConnection implements AutoCloseable {
             return c;
         } finally {
             if (!ok) {
-                closeQuietly(id);
-                closeQuietly(channel);
+                Cleanup.closeQuietly(id);
+                Cleanup.closeQuietly(channel);
             }
         }
     }
@@ -169,8 +167,8 @@ public final class RdmaConnection implements AutoCloseable {
             throw e;
         } catch (RdmaException e) {
             // iWARP connects over TCP at once: a refused connection fails here, not as an event.
-            throw new CmException("connecting to " + peer + " on " + context.device().name() + " failed: rdma_connect: "
-                    + org.rdmapanama.internal.Errno.describe(e.errno()), null, e.errno());
+            throw new CmException(Errno.message("rdma_connect", peer + " from " + context.device().name(), e.errno()),
+                    null, e.errno());
         }
         CmEvent ev = expect(channel, CmEventType.ESTABLISHED, deadline, "connecting to " + peer);
         peerPrivateData = ev.privateData();
@@ -218,8 +216,8 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     private void checkPrivateData(byte[] data, boolean connecting) {
-        int max = context.transport() == Transport.IWARP ? IWARP_PRIVATE_DATA
-                : connecting ? IB_CONNECT_PRIVATE_DATA : IB_ACCEPT_PRIVATE_DATA;
+        Transport t = context.transport();
+        int max = connecting ? t.maxConnectPrivateData() : t.maxAcceptPrivateData();
         max = Math.min(max, 255); // private_data_len is a uint8_t
         if (data.length > max) {
             throw new IllegalArgumentException("private data of " + data.length + " bytes exceeds the " + max
@@ -250,7 +248,7 @@ public final class RdmaConnection implements AutoCloseable {
         }
         return ev.type() == CmEventType.REJECTED
                 ? " (reject reason " + ev.status() + rejectReason(ev.status()) + ")"
-                : " (status " + ev.status() + ": " + org.rdmapanama.internal.Errno.describe(Math.abs(ev.status())) + ")";
+                : " (status " + ev.status() + ": " + Errno.describe(Math.abs(ev.status())) + ")";
     }
 
     /** The IB CM reject reasons a user meets (IBTA table 112), and iWARP's "connection refused". */
@@ -365,16 +363,6 @@ public final class RdmaConnection implements AutoCloseable {
         }
         if (first != null) {
             throw first;
-        }
-    }
-
-    static void closeQuietly(AutoCloseable c) {
-        if (c != null) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                log.debug("while cleaning up: {}", e.toString());
-            }
         }
     }
 

@@ -1,6 +1,7 @@
 package org.rdmapanama.cm;
 
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.internal.Cleanup;
 import org.rdmapanama.internal.Cm;
 
 import java.lang.foreign.Arena;
@@ -44,8 +45,8 @@ public final class RdmaListener implements AutoCloseable {
             return new RdmaListener(channel, id, address, options);
         } finally {
             if (!ok) {
-                RdmaConnection.closeQuietly(id);
-                RdmaConnection.closeQuietly(channel);
+                Cleanup.closeQuietly(id);
+                Cleanup.closeQuietly(channel);
             }
         }
     }

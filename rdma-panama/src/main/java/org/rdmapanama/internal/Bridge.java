@@ -1,36 +1,37 @@
 package org.rdmapanama.internal;
 
-import org.rdmapanama.ProtectionDomain;
-import org.rdmapanama.QueuePair;
-import org.rdmapanama.QueuePairConfig;
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 
 import java.lang.foreign.MemorySegment;
 
 /**
  * Lets the connection layer ({@code org.rdmapanama.cm}) reach the few
  * package-private parts of the verbs objects it needs, without making them
- * public API: the JDK's SharedSecrets pattern.
+ * public API: the JDK's SharedSecrets pattern. The verbs types are type
+ * parameters, so that this package does not depend on {@code org.rdmapanama}
+ * (which depends on it): {@code C} is {@code DeviceContext}, {@code P}
+ * {@code ProtectionDomain}, {@code Q} {@code QueuePair}, {@code K}
+ * {@code QueuePairConfig}.
  */
 public final class Bridge {
     private Bridge() {}
 
     /** Implemented in {@code org.rdmapanama}; registered from a static initializer there. */
-    public interface Verbs {
-        MemorySegment pdHandle(ProtectionDomain pd);
+    public interface Verbs<C, P, Q, K> {
+        MemorySegment pdHandle(P pd);
 
         /** A context librdmacm owns, wrapped without taking ownership. */
-        org.rdmapanama.DeviceContext borrowContext(MemorySegment ibvContext) throws RdmaException;
+        C borrowContext(MemorySegment ibvContext) throws RdmaException;
 
         /** Fills a {@code struct ibv_qp_init_attr} from {@code config}, validating it against the device. */
-        void fillQpInitAttr(MemorySegment attr, ProtectionDomain pd, QueuePairConfig config);
+        void fillQpInitAttr(MemorySegment attr, P pd, K config);
 
         /**
          * Creates a QP with {@code make} (rdma_create_qp) while its CQs are held, and wraps it;
          * {@code destroyer} frees it (rdma_destroy_qp), also when wrapping fails.
          */
-        QueuePair createQueuePair(ProtectionDomain pd, QueuePairConfig config, MemorySegment initAttr,
-                                  QpMaker make, Destroyer destroyer) throws RdmaException;
+        Q createQueuePair(P pd, K config, MemorySegment initAttr, QpMaker make, Destroyer destroyer)
+                throws RdmaException;
     }
 
     public interface QpMaker {
@@ -42,20 +43,25 @@ public final class Bridge {
         void destroy(MemorySegment qp) throws RdmaException;
     }
 
-    private static volatile Verbs verbs;
+    /** The class whose static initializer registers the implementation. */
+    private static final String IMPLEMENTOR = "org.rdmapanama.QueuePair";
 
-    public static void register(Verbs implementation) {
+    private static volatile Verbs<?, ?, ?, ?> verbs;
+
+    public static void register(Verbs<?, ?, ?, ?> implementation) {
         verbs = implementation;
     }
 
-    public static Verbs verbs() {
+    /** The caller names the verbs types; there is one implementation, so the cast holds. */
+    @SuppressWarnings("unchecked")
+    public static <C, P, Q, K> Verbs<C, P, Q, K> verbs() {
         if (verbs == null) {
             try {
-                Class.forName(QueuePair.class.getName(), true, QueuePair.class.getClassLoader());
+                Class.forName(IMPLEMENTOR, true, Bridge.class.getClassLoader());
             } catch (ClassNotFoundException e) {
                 throw new AssertionError(e);
             }
         }
-        return verbs;
+        return (Verbs<C, P, Q, K>) verbs;
     }
 }

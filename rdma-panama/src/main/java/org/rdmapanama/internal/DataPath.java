@@ -2,7 +2,9 @@ package org.rdmapanama.internal;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.lang.reflect.UndeclaredThrowableException;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -30,12 +32,49 @@ public final class DataPath {
         return Linker.nativeLinker().downcallHandle(fd, OPTIONS);
     }
 
-    /** {@code int poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)}. */
-    public static final MethodHandle POLL_CQ = link(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+    private static final MethodHandle POLL_CQ = link(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+    private static final MethodHandle REQ_NOTIFY_CQ = link(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
 
-    /** {@code int req_notify_cq(struct ibv_cq *cq, int solicited_only)}. */
-    public static final MethodHandle REQ_NOTIFY_CQ = link(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-
-    /** {@code int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)}; also post_recv, post_srq_recv. */
+    /**
+     * The post handle: {@code int post_send(qp, wr, bad_wr)}; also post_recv, post_srq_recv.
+     * Public only until QueuePair and SharedReceiveQueue call {@link #post}.
+     */
     public static final MethodHandle POST = link(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+
+    // The wrappers below are static and the handles static final, so the JIT
+    // inlines them into the caller: no cost over an invokeExact at the call site.
+    // A closed segment's IllegalStateException passes through for the caller to translate.
+
+    /** {@code int poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)}: the count, or -errno. */
+    public static int pollCq(MemorySegment fn, MemorySegment cq, int entries, MemorySegment wc) {
+        try {
+            return (int) POLL_CQ.invokeExact(fn, cq, entries, wc);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new UndeclaredThrowableException(t);
+        }
+    }
+
+    /** {@code int req_notify_cq(struct ibv_cq *cq, int solicited_only)}: 0 or an errno value. */
+    public static int reqNotifyCq(MemorySegment fn, MemorySegment cq, boolean solicitedOnly) {
+        try {
+            return (int) REQ_NOTIFY_CQ.invokeExact(fn, cq, solicitedOnly ? 1 : 0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new UndeclaredThrowableException(t);
+        }
+    }
+
+    /** {@code post_send}, {@code post_recv} or {@code post_srq_recv} through {@code fn}: 0 or an errno value. */
+    public static int post(MemorySegment fn, MemorySegment queue, MemorySegment wr, MemorySegment badWr) {
+        try {
+            return (int) POST.invokeExact(fn, queue, wr, badWr);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new UndeclaredThrowableException(t);
+        }
+    }
 }

@@ -1,16 +1,8 @@
 package org.rdmapanama.internal;
 
-import org.rdmapanama.AtomicCapability;
-import org.rdmapanama.DeviceCapabilities;
-import org.rdmapanama.Gid;
-import org.rdmapanama.GidType;
-import org.rdmapanama.LinkLayer;
-import org.rdmapanama.Port;
-import org.rdmapanama.PortState;
-import org.rdmapanama.RdmaDevice;
-import org.rdmapanama.RdmaException;
-import org.rdmapanama.Transport;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.Rdma;
+import org.rdmapanama.ffi.ibv_context;
 import org.rdmapanama.ffi.ibv_device_attr;
 import org.rdmapanama.ffi.ibv_gid_entry;
 import org.rdmapanama.ffi.ibv_port_attr;
@@ -24,20 +16,43 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
-/** Builds {@link RdmaDevice} snapshots: opens each device, queries it, closes it. */
+/**
+ * Opens each device, queries it and closes it again; hands back what the C
+ * calls returned, which {@code org.rdmapanama.device} turns into its records
+ * (this package depends on no public one). The attribute segments are copies
+ * in automatic arenas: they outlive the device's context and the GC frees them.
+ */
 public final class DeviceQuery {
     private DeviceQuery() {}
 
-    public static List<RdmaDevice> listDevices() throws RdmaException {
+    /** {@link RawGid#type()} when the provider cannot say ({@code ibv_query_gid} has no type). */
+    public static final int GID_TYPE_UNKNOWN = -1;
+
+    /**
+     * One device.
+     *
+     * @param deviceAttr a {@code struct ibv_device_attr}
+     * @param iwarp      the device's transport type is {@code IBV_TRANSPORT_IWARP}
+     */
+    public record RawDevice(String name, long guid, String nodeType, boolean iwarp, MemorySegment deviceAttr,
+                            List<RawPort> ports) {}
+
+    /** One port, from 1; {@code portAttr} is a {@code struct ibv_port_attr}. */
+    public record RawPort(int number, MemorySegment portAttr, List<RawGid> gids) {}
+
+    /** One valid GID entry; {@code type} is an {@code enum ibv_gid_type} or {@link #GID_TYPE_UNKNOWN}. */
+    public record RawGid(int index, byte[] raw, int type, int ifindex) {}
+
+    public static List<RawDevice> listDevices() throws RdmaException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment count = arena.allocate(JAVA_INT);
             MemorySegment list = Verbs.getDeviceList(count);
             try {
                 int n = count.get(JAVA_INT, 0);
                 MemorySegment devices = list.reinterpret(ADDRESS.byteSize() * n);
-                List<RdmaDevice> result = new ArrayList<>(n);
+                List<RawDevice> result = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    result.add(describe(arena, devices.getAtIndex(ADDRESS, i)));
+                    result.add(describe(devices.getAtIndex(ADDRESS, i)));
                 }
                 return List.copyOf(result);
             } finally {
@@ -46,11 +61,11 @@ public final class DeviceQuery {
         }
     }
 
-    private static RdmaDevice describe(Arena arena, MemorySegment device) throws RdmaException {
+    private static RawDevice describe(MemorySegment device) throws RdmaException {
         String name = Verbs.deviceName(device);
         MemorySegment ctx = Verbs.openDevice(device, name);
         try {
-            return describeOpen(arena, device, ctx);
+            return describeOpen(ctx);
         } finally {
             Verbs.closeDevice(ctx, name);
         }
@@ -68,67 +83,35 @@ public final class DeviceQuery {
         return MemorySegment.NULL;
     }
 
-    /** Describes a device through a context the caller opened (and closes). */
-    public static RdmaDevice describeOpen(Arena arena, MemorySegment device, MemorySegment ctx) throws RdmaException {
+    /** Describes a device through an open {@code struct ibv_context *} that the caller owns (and closes). */
+    public static RawDevice describeOpen(MemorySegment context) throws RdmaException {
+        MemorySegment ctx = context.reinterpret(ibv_context.sizeof());
+        MemorySegment device = ibv_context.device(ctx);
         String name = Verbs.deviceName(device);
         long guid = Verbs.deviceGuid(device);
         boolean iwarp = Verbs.transportType(device) == Rdma.IBV_TRANSPORT_IWARP();
         String nodeType = Rdma.ibv_node_type_str(Verbs.nodeType(device)).reinterpret(64).getString(0);
-        MemorySegment attr = arena.allocate(ibv_device_attr.layout());
+        MemorySegment attr = Arena.ofAuto().allocate(ibv_device_attr.layout());
         Verbs.queryDevice(ctx, attr, name);
-        DeviceCapabilities caps = capabilities(attr);
-        List<PortGid> allGids = gidTable(arena, ctx, name, caps.physPortCount());
-        List<Port> ports = new ArrayList<>();
-        MemorySegment portAttr = arena.allocate(ibv_port_attr.layout());
-        for (int p = 1; p <= caps.physPortCount(); p++) {
-            Verbs.queryPort(ctx, p, portAttr, name);
-            int portNumber = p;
-            List<Gid> gids = allGids.stream().filter(g -> g.port() == portNumber).map(PortGid::gid).toList();
-            if (gids.isEmpty()) {
-                gids = legacyGids(arena, ctx, p, ibv_port_attr.gid_tbl_len(portAttr));
+        int portCount = Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(attr));
+        try (Arena scratch = Arena.ofConfined()) {
+            List<PortGid> allGids = gidTable(scratch, ctx, name, portCount);
+            List<RawPort> ports = new ArrayList<>();
+            for (int p = 1; p <= portCount; p++) {
+                MemorySegment portAttr = Arena.ofAuto().allocate(ibv_port_attr.layout());
+                Verbs.queryPort(ctx, p, portAttr, name);
+                int portNumber = p;
+                List<RawGid> gids = allGids.stream().filter(g -> g.port() == portNumber).map(PortGid::gid).toList();
+                if (gids.isEmpty()) {
+                    gids = legacyGids(scratch, ctx, p, ibv_port_attr.gid_tbl_len(portAttr));
+                }
+                ports.add(new RawPort(p, portAttr, gids));
             }
-            LinkLayer link = LinkLayer.of(ibv_port_attr.link_layer(portAttr));
-            ports.add(new Port(p,
-                    PortState.of(ibv_port_attr.state(portAttr)),
-                    link,
-                    Port.classify(iwarp, link, gids),
-                    Short.toUnsignedInt(ibv_port_attr.lid(portAttr)),
-                    Port.mtuBytes(ibv_port_attr.active_mtu(portAttr)),
-                    Port.mtuBytes(ibv_port_attr.max_mtu(portAttr)),
-                    ibv_port_attr.gid_tbl_len(portAttr),
-                    gids));
+            return new RawDevice(name, guid, nodeType, iwarp, attr, List.copyOf(ports));
         }
-        Transport transport = ports.isEmpty() ? (iwarp ? Transport.IWARP : Transport.INFINIBAND)
-                : ports.getFirst().transport();
-        return new RdmaDevice(name, guid, nodeType, transport, caps, ports);
     }
 
-    private static DeviceCapabilities capabilities(MemorySegment a) {
-        return new DeviceCapabilities(
-                ibv_device_attr.fw_ver(a).getString(0),
-                ibv_device_attr.vendor_id(a),
-                ibv_device_attr.vendor_part_id(a),
-                ibv_device_attr.hw_ver(a),
-                ibv_device_attr.max_mr_size(a),
-                ibv_device_attr.max_qp(a),
-                ibv_device_attr.max_qp_wr(a),
-                ibv_device_attr.max_sge(a),
-                ibv_device_attr.max_sge_rd(a),
-                ibv_device_attr.max_cq(a),
-                ibv_device_attr.max_cqe(a),
-                ibv_device_attr.max_mr(a),
-                ibv_device_attr.max_pd(a),
-                ibv_device_attr.max_qp_rd_atom(a),
-                ibv_device_attr.max_qp_init_rd_atom(a),
-                AtomicCapability.of(ibv_device_attr.atomic_cap(a)),
-                ibv_device_attr.max_srq(a),
-                ibv_device_attr.max_srq_wr(a),
-                ibv_device_attr.max_srq_sge(a),
-                ibv_device_attr.max_ah(a),
-                Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(a)));
-    }
-
-    private record PortGid(int port, Gid gid) {}
+    private record PortGid(int port, RawGid gid) {}
 
     /** All valid GIDs with their types, through {@code ibv_query_gid_table}. */
     private static List<PortGid> gidTable(Arena arena, MemorySegment ctx, String name, int ports)
@@ -144,15 +127,15 @@ public final class DeviceQuery {
                 continue; // more valid entries than max
             }
             if (n < 0) {
-                throw Verbs.failure("ibv_query_gid_table", name, (int) -n);
+                throw Errno.failure("ibv_query_gid_table", name, (int) n);
             }
             List<PortGid> gids = new ArrayList<>();
             for (long i = 0; i < n; i++) {
                 MemorySegment e = ibv_gid_entry.asSlice(entries, i);
-                gids.add(new PortGid(ibv_gid_entry.port_num(e), new Gid(
+                gids.add(new PortGid(ibv_gid_entry.port_num(e), new RawGid(
                         ibv_gid_entry.gid_index(e),
                         ibv_gid_entry.gid(e).toArray(JAVA_BYTE),
-                        GidType.of(ibv_gid_entry.gid_type(e)),
+                        ibv_gid_entry.gid_type(e),
                         ibv_gid_entry.ndev_ifindex(e))));
             }
             return gids;
@@ -160,16 +143,16 @@ public final class DeviceQuery {
     }
 
     /** {@code ibv_query_gid} index by index, type unknown; empty slots read as zero. */
-    private static List<Gid> legacyGids(Arena arena, MemorySegment ctx, int port, int tableLength) {
+    private static List<RawGid> legacyGids(Arena arena, MemorySegment ctx, int port, int tableLength) {
         MemorySegment raw = arena.allocate(16);
-        List<Gid> gids = new ArrayList<>();
+        List<RawGid> gids = new ArrayList<>();
         for (int i = 0; i < tableLength; i++) {
             if (Verbs.queryGid(ctx, port, i, raw) != 0) {
                 continue;
             }
             byte[] bytes = raw.toArray(JAVA_BYTE);
             if (!isZero(bytes)) {
-                gids.add(new Gid(i, bytes, GidType.UNKNOWN, 0));
+                gids.add(new RawGid(i, bytes, GID_TYPE_UNKNOWN, 0));
             }
         }
         return gids;

@@ -1,6 +1,6 @@
 package org.rdmapanama.internal;
 
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -37,7 +37,7 @@ public final class NativeCall {
             MemorySegment state = call.allocate(Verbs.CALL_STATE);
             MemorySegment result = (MemorySegment) invoke(state, args);
             if (result.equals(MemorySegment.NULL)) {
-                throw Verbs.failure(name, what, Verbs.errno(state));
+                throw Errno.failure(name, what, Verbs.errno(state));
             }
             return result;
         }
@@ -50,7 +50,7 @@ public final class NativeCall {
             int rc = (int) invoke(state, args);
             if (rc != 0) {
                 int errno = rc == -1 ? Verbs.errno(state) : Math.abs(rc);
-                throw Verbs.failure(name, what, errno == 0 ? Math.abs(rc) : errno);
+                throw Errno.failure(name, what, errno == 0 ? rc : errno);
             }
             return rc;
         }

@@ -1,6 +1,6 @@
 package org.rdmapanama.internal;
 
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.Rdma;
 
 /**

@@ -1,5 +1,7 @@
 package org.rdmapanama.internal;
 
+import org.rdmapanama.error.RdmaException;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -25,8 +27,6 @@ public final class Posix {
     private static final short POLLERR = 8;
     private static final short POLLHUP = 16;
     private static final short POLLNVAL = 32;
-    private static final int EIO = 5;
-    private static final int EBADF = 9;
 
     /** {@code struct pollfd { int fd; short events; short revents; }}. */
     private static final StructLayout POLLFD = structLayout(JAVA_INT.withName("fd"),
@@ -53,7 +53,7 @@ public final class Posix {
             int rc = (int) POLL.invokeExact(state, pfd, 1L, timeoutMillis);
             if (rc < 0) {
                 int e = Verbs.errno(state);
-                return e == 4 ? 0 : -e; // EINTR: the caller loops anyway
+                return e == Errno.EINTR ? 0 : -e; // the caller loops anyway
             }
             if (rc == 0) {
                 return 0;
@@ -62,9 +62,59 @@ public final class Posix {
             if ((revents & POLLIN) != 0) {
                 return 1; // read what is there first; the next poll reports the error alone
             }
-            return (revents & POLLNVAL) != 0 ? -EBADF : (revents & (POLLERR | POLLHUP)) != 0 ? -EIO : 0;
+            return (revents & POLLNVAL) != 0 ? -Errno.EBADF : (revents & (POLLERR | POLLHUP)) != 0 ? -Errno.EIO : 0;
         } catch (Throwable t) {
             throw new IllegalStateException("poll", t);
+        }
+    }
+
+    /** Runs between poll slices; throws to end the wait (say, when the fd's owner was closed). */
+    @FunctionalInterface
+    public interface SliceCheck {
+        void check() throws RdmaException;
+    }
+
+    /** The longest single poll: how long a virtual thread may stay pinned, and how late a close is noticed. */
+    public static final int SLICE_MILLIS = 100;
+
+    /**
+     * Waits until {@code fd} is readable or {@code deadline} ({@link System#nanoTime})
+     * passes, in polls of at most {@link #SLICE_MILLIS}; false on timeout. A
+     * spent deadline still polls once, without waiting. {@code check} runs before
+     * each slice and once more when poll fails (a closed owner's fd is gone, and
+     * that is what poll saw: the check says so better).
+     *
+     * @param what names the fd in the failure, e.g. {@code "CompletionChannel on rxe0"}
+     * @throws InterruptedException if the thread is interrupted while waiting
+     * @throws RdmaException        when poll fails, or the fd reports only an error or hang-up
+     */
+    public static boolean awaitReadable(int fd, long deadline, String what, SliceCheck check)
+            throws RdmaException, InterruptedException {
+        while (true) {
+            check.check();
+            if (Thread.interrupted()) {
+                throw new InterruptedException("interrupted while waiting on " + what);
+            }
+            long left = deadline - System.nanoTime();
+            int ready = pollIn(fd, left <= 0 ? 0 : (int) Math.min(SLICE_MILLIS, Math.max(1, left / 1_000_000)));
+            if (ready < 0) {
+                check.check();
+                throw Errno.failure("poll", what, ready);
+            }
+            if (ready > 0) {
+                return true;
+            }
+            if (left <= 0) {
+                return false;
+            }
+        }
+    }
+
+    /** Puts {@code fd} in non-blocking mode; throws naming {@code what} on failure. */
+    public static void setNonBlocking(int fd, String what) throws RdmaException {
+        int rc = setNonBlocking(fd);
+        if (rc < 0) {
+            throw Errno.failure("fcntl(O_NONBLOCK)", what, rc);
         }
     }
 

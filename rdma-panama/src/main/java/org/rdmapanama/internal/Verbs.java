@@ -1,6 +1,6 @@
 package org.rdmapanama.internal;
 
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.Rdma;
 import org.rdmapanama.ffi.ibv_device;
 
@@ -36,13 +36,6 @@ public final class Verbs {
 
     static int errno(MemorySegment callState) {
         return (int) ERRNO.get(callState, 0L);
-    }
-
-    static RdmaException failure(String verb, String what, int errno) {
-        // Provider libraries sometimes fail in user space without setting errno (libsiw does, on a bad mmap key).
-        String why = errno == 0 ? "the provider library refused it without an errno (VERBS_LOG_LEVEL=5 may say why)"
-                : Errno.describe(errno);
-        return new RdmaException(verb, errno, verb + "(" + what + ") failed: " + why);
     }
 
     /**
@@ -174,6 +167,16 @@ public final class Verbs {
                 Rdma.ibv_destroy_ah$address(), Rdma.ibv_destroy_ah$descriptor());
     }
 
+    /** {@code ibv_ack_cq_events} (void): acknowledges {@code count} events of {@code cq}. */
+    public static void ackCqEvents(MemorySegment cq, int count) {
+        Rdma.ibv_ack_cq_events(cq, count);
+    }
+
+    /** {@code ibv_ack_async_event} (void). */
+    public static void ackAsyncEvent(MemorySegment event) {
+        Rdma.ibv_ack_async_event(event);
+    }
+
     private static final String[] WC_STATUS_TEXT = new String[32];
 
     /** {@code ibv_wc_status_str}, cached: the strings are static in libibverbs. */
@@ -192,7 +195,7 @@ public final class Verbs {
     /** Verbs that return 0 or an errno value (some return -1 and set errno; that shows as EPERM). */
     static void check(int rc, String verb, String what) throws RdmaException {
         if (rc != 0) {
-            throw failure(verb, what, Math.abs(rc));
+            throw Errno.failure(verb, what, rc);
         }
     }
 }

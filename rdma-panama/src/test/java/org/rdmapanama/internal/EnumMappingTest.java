@@ -2,11 +2,11 @@ package org.rdmapanama.internal;
 
 import org.junit.jupiter.api.Test;
 import org.rdmapanama.AsyncEventType;
-import org.rdmapanama.AtomicCapability;
-import org.rdmapanama.GidType;
-import org.rdmapanama.LinkLayer;
-import org.rdmapanama.Port;
-import org.rdmapanama.PortState;
+import org.rdmapanama.device.AtomicCapability;
+import org.rdmapanama.device.GidType;
+import org.rdmapanama.device.LinkLayer;
+import org.rdmapanama.device.Port;
+import org.rdmapanama.device.PortState;
 import org.rdmapanama.ffi.Rdma;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,6 +1,7 @@
 package org.rdmapanama.internal;
 
 import org.junit.jupiter.api.Test;
+import org.rdmapanama.error.RdmaException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -12,10 +13,15 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * poll(2) as the event watchers see it, on a pipe: an fd that only reports
- * hang-up must come back as a failure, or a watcher loops at full speed.
+ * hang-up must come back as a failure, or a watcher loops at full speed. And
+ * the one wait loop the channels share, and the one failure message.
  */
 class PosixTest {
     private static final Linker C = Linker.nativeLinker();
@@ -53,5 +59,54 @@ class PosixTest {
             assertEquals(0, (int) CLOSE.invokeExact(r));
         }
         assertEquals(-9, Posix.pollIn(999_999, 10), "an fd that is not open is EBADF");
+    }
+
+    @Test
+    void awaitReadableTimesOutWaitsAndFails() throws Throwable {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment fds = a.allocate(JAVA_INT, 2);
+            assertEquals(0, (int) PIPE.invokeExact(fds));
+            int r = fds.getAtIndex(JAVA_INT, 0), w = fds.getAtIndex(JAVA_INT, 1);
+            try {
+                int[] checks = {0};
+                long start = System.nanoTime();
+                assertFalse(Posix.awaitReadable(r, start + 250_000_000L, "pipe", () -> checks[0]++));
+                assertTrue(System.nanoTime() - start >= 250_000_000L, "waited the whole timeout");
+                assertTrue(checks[0] >= 3, "checked between 100 ms slices, " + checks[0] + " times");
+                assertFalse(Posix.awaitReadable(r, System.nanoTime(), "pipe", () -> {}), "a spent deadline polls once");
+                assertEquals(1L, (long) WRITE.invokeExact(w, a.allocateFrom("x"), 1L));
+                assertTrue(Posix.awaitReadable(r, System.nanoTime(), "pipe", () -> {}));
+
+                RdmaException closed = new RdmaException("closed");
+                assertSame(closed, assertThrows(RdmaException.class,
+                        () -> Posix.awaitReadable(r, System.nanoTime() + 1_000_000_000L, "pipe", () -> { throw closed; })));
+                Thread.currentThread().interrupt();
+                InterruptedException i = assertThrows(InterruptedException.class,
+                        () -> Posix.awaitReadable(r, System.nanoTime() + 1_000_000_000L, "pipe", () -> {}));
+                assertEquals("interrupted while waiting on pipe", i.getMessage());
+            } finally {
+                int ignored = (int) CLOSE.invokeExact(w);
+                ignored = (int) CLOSE.invokeExact(r);
+            }
+        }
+        RdmaException e = assertThrows(RdmaException.class,
+                () -> Posix.awaitReadable(999_999, System.nanoTime() + 1_000_000_000L, "fd 999999", () -> {}));
+        assertEquals("poll", e.verb());
+        assertEquals(Errno.EBADF, e.errno());
+        assertEquals("poll on fd 999999 failed: EBADF (Bad file descriptor)", e.getMessage());
+    }
+
+    @Test
+    void oneFailureMessage() {
+        assertEquals("ibv_alloc_pd on rxe0 failed: ENOMEM (Cannot allocate memory)",
+                Errno.message("ibv_alloc_pd", "rxe0", Errno.ENOMEM));
+        assertEquals("rdma_get_cm_event failed: EAGAIN (Resource temporarily unavailable)",
+                Errno.message("rdma_get_cm_event", "", Errno.EAGAIN));
+        assertTrue(Errno.message("ibv_reg_mr", "siw0", 0).endsWith("refused it without an errno (VERBS_LOG_LEVEL=5 may say why)"));
+        RdmaException e = Errno.failure("ibv_post_send", "QueuePair RC 7 on rxe0", -Errno.EINVAL, " (hint)");
+        assertEquals("ibv_post_send", e.verb());
+        assertEquals(Errno.EINVAL, e.errno(), "an inline verb's negative return is the errno");
+        assertEquals("ibv_post_send on QueuePair RC 7 on rxe0 failed: EINVAL (Invalid argument) (hint)", e.getMessage());
+        assertEquals("errno 4095 (Unknown error 4095)", Errno.describe(4095));
     }
 }

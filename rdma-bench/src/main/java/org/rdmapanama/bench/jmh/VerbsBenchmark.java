@@ -18,17 +18,17 @@ import org.rdmapanama.Access;
 import org.rdmapanama.CompletionBatch;
 import org.rdmapanama.CompletionQueue;
 import org.rdmapanama.DeviceContext;
-import org.rdmapanama.Gid;
-import org.rdmapanama.GidType;
 import org.rdmapanama.MemoryRegion;
 import org.rdmapanama.Opcode;
 import org.rdmapanama.ProtectionDomain;
 import org.rdmapanama.QpAddress;
 import org.rdmapanama.QueuePair;
 import org.rdmapanama.QueuePairConfig;
-import org.rdmapanama.RdmaException;
 import org.rdmapanama.ReceiveRequest;
 import org.rdmapanama.SendRequest;
+import org.rdmapanama.device.Gid;
+import org.rdmapanama.device.GidType;
+import org.rdmapanama.error.RdmaException;
 
 import java.util.concurrent.TimeUnit;
 

@@ -1,4 +1,4 @@
-package org.rdmapanama;
+package org.rdmapanama.device;
 
 /**
  * The limits of a device, from {@code ibv_query_device}. Transport
@@ -27,4 +27,14 @@ public record DeviceCapabilities(
         int maxSrqSge,
         int maxAh,
         int physPortCount) {
+
+    /** Compare&amp;Swap and Fetch&amp;Add: {@code atomic_cap} is not {@code IBV_ATOMIC_NONE} (it is on iWARP). */
+    public boolean supportsAtomics() {
+        return atomicCap != AtomicCapability.NONE;
+    }
+
+    /** Whether one RDMA Read may gather into {@code sges} SGEs ({@code max_sge_rd}; siw allows 1). */
+    public boolean allowsReadSges(int sges) {
+        return sges <= maxSgeRd;
+    }
 }

@@ -1,4 +1,4 @@
-package org.rdmapanama.oob;
+package org.rdmapanama.bench.oob;
 
 import org.rdmapanama.QpAddress;
 

@@ -1,4 +1,4 @@
-package org.rdmapanama;
+package org.rdmapanama.error;
 
 import java.io.IOException;
 

@@ -1,4 +1,4 @@
-package org.rdmapanama;
+package org.rdmapanama.device;
 
 import java.util.Arrays;
 import java.util.Locale;
@@ -24,6 +24,34 @@ public enum Transport {
     Transport(String displayName, String... aliases) {
         this.displayName = displayName;
         this.aliases = aliases;
+    }
+
+    /**
+     * Unreliable Datagram queue pairs and address handles. iWARP runs over
+     * TCP and is RC only.
+     */
+    public boolean supportsUd() {
+        return this != IWARP;
+    }
+
+    /** Send and RDMA Write with immediate data; iWARP's RDMAP has no immediate field. */
+    public boolean supportsImmediateData() {
+        return this != IWARP;
+    }
+
+    /**
+     * The most private data {@code rdma_connect} can carry: the IB CM REQ's 92
+     * bytes less rdma_cm's 36-byte header, or MPA's 512 on iWARP. On InfiniBand
+     * and RoCE the peer receives it zero-padded to the full size, so messages
+     * should carry their own length or format.
+     */
+    public int maxConnectPrivateData() {
+        return this == IWARP ? 512 : 56;
+    }
+
+    /** The most private data {@code rdma_accept} can carry: the IB CM REP's 196 bytes, or MPA's 512 on iWARP. */
+    public int maxAcceptPrivateData() {
+        return this == IWARP ? 512 : 196;
     }
 
     /** The usual spelling: {@code InfiniBand}, {@code RoCEv2}, {@code RoCEv1}, {@code iWARP}. */

@@ -1,4 +1,6 @@
-package org.rdmapanama;
+package org.rdmapanama.device;
+
+import org.rdmapanama.error.RdmaException;
 
 /** No device matches the configuration; the message lists every device and why it was rejected. */
 public final class NoSuchDeviceException extends RdmaException {

@@ -1,4 +1,6 @@
-package org.rdmapanama;
+package org.rdmapanama.device;
+
+import org.rdmapanama.error.RdmaException;
 
 /**
  * libibverbs loaded but reported no device: no RDMA NIC, or no driver

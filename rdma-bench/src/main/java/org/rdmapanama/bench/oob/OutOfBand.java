@@ -1,7 +1,7 @@
-package org.rdmapanama.oob;
+package org.rdmapanama.bench.oob;
 
 import org.rdmapanama.QpAddress;
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,6 +1,6 @@
-package org.rdmapanama.oob;
+package org.rdmapanama.bench.oob;
 
-import org.rdmapanama.RdmaException;
+import org.rdmapanama.error.RdmaException;
 
 /** A peer's out-of-band message was short, oversized or not in the expected format. */
 public final class MalformedPeerMessageException extends RdmaException {

@@ -1,4 +1,4 @@
-package org.rdmapanama;
+package org.rdmapanama.device;
 
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package org.rdmapanama.oob;
+package org.rdmapanama.bench.oob;
 
 import org.junit.jupiter.api.Test;
 import org.rdmapanama.QpAddress;
@@ -44,6 +44,8 @@ class PingpongWireTest {
         MalformedPeerMessageException e = assertThrows(MalformedPeerMessageException.class,
                 () -> PingpongWire.decode(good, 20));
         assertTrue(e.getMessage().contains("has 20 bytes, expected 52"), e.getMessage());
+        e = assertThrows(MalformedPeerMessageException.class, () -> PingpongWire.decode(new byte[60], 60));
+        assertTrue(e.getMessage().contains("has 60 bytes, expected 52"), e.getMessage());
 
         byte[] bad = good.clone();
         bad[4] = ';';

@@ -1,4 +1,4 @@
-package org.rdmapanama;
+package org.rdmapanama.device;
 
 /** {@code enum ibv_atomic_cap}: whether and how the device does atomics. */
 public enum AtomicCapability {

@@ -1,4 +1,4 @@
-package org.rdmapanama;
+package org.rdmapanama.device;
 
 /** {@code IBV_LINK_LAYER_*}: what the port's link runs on. */
 public enum LinkLayer {

@@ -1,4 +1,4 @@
-package org.rdmapanama;
+package org.rdmapanama.device;
 
 /** {@code enum ibv_gid_type}: how a GID table entry is used on the wire. */
 public enum GidType {

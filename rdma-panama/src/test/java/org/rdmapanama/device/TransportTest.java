@@ -1,10 +1,11 @@
-package org.rdmapanama;
+package org.rdmapanama.device;
 
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -56,5 +57,34 @@ class TransportTest {
         assertEquals(4096, Port.mtuBytes(5));
         assertEquals(0, Port.mtuBytes(0));
         assertEquals(0, Port.mtuBytes(6));
+    }
+
+    @Test
+    void whatEachTransportCanDo() {
+        for (Transport t : Transport.values()) {
+            boolean iwarp = t == Transport.IWARP;
+            assertEquals(!iwarp, t.supportsUd(), t + " UD");
+            assertEquals(!iwarp, t.supportsImmediateData(), t + " immediate data");
+            assertEquals(iwarp ? 512 : 56, t.maxConnectPrivateData(), t + " connect private data");
+            assertEquals(iwarp ? 512 : 196, t.maxAcceptPrivateData(), t + " accept private data");
+        }
+    }
+
+    @Test
+    void atomicsAndReadSgesComeFromTheAttributes() {
+        DeviceCapabilities siw = caps(AtomicCapability.NONE, 1);
+        DeviceCapabilities rxe = caps(AtomicCapability.HCA, 32);
+        assertFalse(siw.supportsAtomics());
+        assertTrue(rxe.supportsAtomics());
+        assertTrue(caps(AtomicCapability.GLOBAL, 1).supportsAtomics());
+        assertTrue(siw.allowsReadSges(1));
+        assertFalse(siw.allowsReadSges(2));
+        assertTrue(rxe.allowsReadSges(32));
+        assertFalse(rxe.allowsReadSges(33));
+    }
+
+    private static DeviceCapabilities caps(AtomicCapability atomics, int maxSgeRd) {
+        return new DeviceCapabilities("0.0.0", 0, 0, 0, 1L << 40, 1, 1, 32, maxSgeRd, 1, 1, 1, 1, 1, 1, atomics,
+                0, 0, 0, 0, 1);
     }
 }

@@ -1,4 +1,4 @@
-package org.rdmapanama;
+package org.rdmapanama.device;
 
 /** {@code enum ibv_port_state}. Only {@link #ACTIVE} ports carry traffic. */
 public enum PortState {

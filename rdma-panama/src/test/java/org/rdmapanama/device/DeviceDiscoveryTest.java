@@ -1,4 +1,4 @@
-package org.rdmapanama;
+package org.rdmapanama.device;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;

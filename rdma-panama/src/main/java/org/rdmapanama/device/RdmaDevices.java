@@ -1,0 +1,108 @@
+package org.rdmapanama.device;
+
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.ffi.ibv_device_attr;
+import org.rdmapanama.ffi.ibv_port_attr;
+import org.rdmapanama.internal.DeviceQuery.RawDevice;
+import org.rdmapanama.internal.DeviceQuery.RawPort;
+import org.rdmapanama.internal.DeviceQuery;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Entry point for device discovery. */
+public final class RdmaDevices {
+    private RdmaDevices() {}
+
+    /**
+     * Every device libibverbs reports, each opened, queried and closed again.
+     * Empty when there is none.
+     *
+     * @throws RdmaException when libibverbs cannot be loaded or a query fails
+     */
+    public static List<RdmaDevice> list() throws RdmaException {
+        List<RdmaDevice> devices = new ArrayList<>();
+        for (RawDevice d : DeviceQuery.listDevices()) {
+            devices.add(of(d));
+        }
+        return List.copyOf(devices);
+    }
+
+    /**
+     * Describes the device behind an open {@code struct ibv_context *} (from
+     * {@code ibv_open_device}, or a cm_id's {@code verbs}); the context stays
+     * its owner's.
+     *
+     * @throws RdmaException when a query fails
+     */
+    public static RdmaDevice describe(MemorySegment ibvContext) throws RdmaException {
+        return of(DeviceQuery.describeOpen(ibvContext));
+    }
+
+    /**
+     * Like {@link #list()}, but no device is an error that says what to do.
+     *
+     * @throws NoRdmaDeviceException when there is no device
+     */
+    public static List<RdmaDevice> require() throws RdmaException {
+        List<RdmaDevice> devices = list();
+        if (devices.isEmpty()) {
+            String why = Files.isDirectory(Path.of("/sys/class/infiniband"))
+                    ? "no RDMA NIC, or no driver such as mlx5_ib, rdma_rxe or siw bound to one"
+                    : "this kernel has no RDMA support: /sys/class/infiniband is missing";
+            throw new NoRdmaDeviceException("no RDMA devices found (" + why + "); "
+                    + "without RDMA hardware, use the soft-RDMA lab: scripts/rdma-lab -- <command>");
+        }
+        return devices;
+    }
+
+    private static RdmaDevice of(RawDevice d) {
+        List<Port> ports = new ArrayList<>();
+        for (RawPort p : d.ports()) {
+            MemorySegment a = p.portAttr();
+            List<Gid> gids = p.gids().stream()
+                    .map(g -> new Gid(g.index(), g.raw(), GidType.of(g.type()), g.ifindex())).toList();
+            LinkLayer link = LinkLayer.of(ibv_port_attr.link_layer(a));
+            ports.add(new Port(p.number(),
+                    PortState.of(ibv_port_attr.state(a)),
+                    link,
+                    Port.classify(d.iwarp(), link, gids),
+                    Short.toUnsignedInt(ibv_port_attr.lid(a)),
+                    Port.mtuBytes(ibv_port_attr.active_mtu(a)),
+                    Port.mtuBytes(ibv_port_attr.max_mtu(a)),
+                    ibv_port_attr.gid_tbl_len(a),
+                    gids));
+        }
+        Transport transport = ports.isEmpty() ? (d.iwarp() ? Transport.IWARP : Transport.INFINIBAND)
+                : ports.getFirst().transport();
+        return new RdmaDevice(d.name(), d.guid(), d.nodeType(), transport, capabilities(d.deviceAttr()), ports);
+    }
+
+    private static DeviceCapabilities capabilities(MemorySegment a) {
+        return new DeviceCapabilities(
+                ibv_device_attr.fw_ver(a).getString(0),
+                ibv_device_attr.vendor_id(a),
+                ibv_device_attr.vendor_part_id(a),
+                ibv_device_attr.hw_ver(a),
+                ibv_device_attr.max_mr_size(a),
+                ibv_device_attr.max_qp(a),
+                ibv_device_attr.max_qp_wr(a),
+                ibv_device_attr.max_sge(a),
+                ibv_device_attr.max_sge_rd(a),
+                ibv_device_attr.max_cq(a),
+                ibv_device_attr.max_cqe(a),
+                ibv_device_attr.max_mr(a),
+                ibv_device_attr.max_pd(a),
+                ibv_device_attr.max_qp_rd_atom(a),
+                ibv_device_attr.max_qp_init_rd_atom(a),
+                AtomicCapability.of(ibv_device_attr.atomic_cap(a)),
+                ibv_device_attr.max_srq(a),
+                ibv_device_attr.max_srq_wr(a),
+                ibv_device_attr.max_srq_sge(a),
+                ibv_device_attr.max_ah(a),
+                Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(a)));
+    }
+}
