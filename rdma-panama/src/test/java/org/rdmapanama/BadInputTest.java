@@ -116,7 +116,7 @@ class BadInputTest {
                 bad("negative connection depth", IllegalArgumentException.class, "sendDepth must be 1..",
                         () -> ConnectionOptions.defaults().withDepth(-1, 1)),
                 bad("listener backlog 0", IllegalArgumentException.class, "backlog must be at least 1, got 0",
-                        () -> RdmaListener.bind(new InetSocketAddress(FaultRig.addressOf("rxe0"), 21099), 0,
+                        () -> RdmaListener.bind(new InetSocketAddress(FaultRig.addressOf(Transport.ROCE_V2), 21099), 0,
                                 ConnectionOptions.defaults())),
                 // what a peer sends
                 bad("short private data (remote buffer)", IllegalArgumentException.class,
@@ -204,7 +204,7 @@ class BadInputTest {
     }
 
     static void connectClosedConnection() throws Exception {
-        InetSocketAddress where = new InetSocketAddress(FaultRig.addressOf("siw0"), FaultRig.nextPort());
+        InetSocketAddress where = new InetSocketAddress(FaultRig.addressOf(Transport.IWARP), FaultRig.nextPort());
         try (RdmaListener l = RdmaListener.bind(where, 1, ConnectionOptions.defaults())) {
             RdmaConnection c = RdmaConnection.resolve(where, null, ConnectionOptions.defaults(), FaultRig.T);
             c.close();
@@ -213,7 +213,7 @@ class BadInputTest {
     }
 
     static void acceptWithOversizedPrivateData() throws Exception {
-        try (FaultRig.CmPair p = FaultRig.cmPair("rxe0", ConnectionOptions.defaults(), 64)) {
+        try (FaultRig.CmPair p = FaultRig.cmPair(Transport.ROCE_V2, ConnectionOptions.defaults(), 64)) {
             // a second request to the same listener, to have one in the REQUESTED state
             InetSocketAddress where = p.listener().address();
             var pending = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
@@ -236,7 +236,7 @@ class BadInputTest {
     }
 
     static void acceptOnClosedListener() throws Exception {
-        RdmaListener l = RdmaListener.bind(new InetSocketAddress(FaultRig.addressOf("rxe0"), FaultRig.nextPort()), 1,
+        RdmaListener l = RdmaListener.bind(new InetSocketAddress(FaultRig.addressOf(Transport.ROCE_V2), FaultRig.nextPort()), 1,
                 ConnectionOptions.defaults());
         l.close();
         l.accept(java.time.Duration.ofSeconds(1));
