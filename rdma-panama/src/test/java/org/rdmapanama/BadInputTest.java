@@ -23,7 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Bad input, each refused with an error that names the problem. One row per
  * case: what is done, the exception type, and a fragment its message must
- * contain. Device objects are opened once (rxe0 and siw0) and closed after.
+ * contain. Device objects are opened once (the RoCEv2 and the iWARP device
+ * selection picks) and closed after.
  */
 @Tag("device")
 class BadInputTest {
@@ -35,8 +36,8 @@ class BadInputTest {
 
     @BeforeAll
     static void open() throws Exception {
-        rxe = LabDevices.open(LabDevices.ROCE);
-        siw = LabDevices.open(LabDevices.IWARP);
+        rxe = LabDevices.open(Transport.ROCE_V2);
+        siw = LabDevices.open(Transport.IWARP);
         pd = rxe.allocateProtectionDomain();
         cq = rxe.createCompletionQueue(16);
         qp = pd.createQueuePair(QueuePairConfig.rc(cq).withInline(64));
@@ -69,13 +70,13 @@ class BadInputTest {
                 bad("port 0 in the configuration", IllegalArgumentException.class, "port numbers start at 1, got 0",
                         () -> RdmaConfig.any().withPort(0)),
                 bad("port the device lacks (configuration)", NoSuchDeviceException.class, "has no port 2 (ports 1..1)",
-                        () -> Selection.select(RdmaConfig.any().withDevice("rxe0").withPort(2), RdmaDevices.list())),
-                bad("port the device lacks (QP)", IllegalArgumentException.class, "rxe0 has no port 2; its ports are 1..1",
+                        () -> Selection.select(RdmaConfig.any().withDevice(LabDevices.ROCE).withPort(2), RdmaDevices.list())),
+                bad("port the device lacks (QP)", IllegalArgumentException.class, LabDevices.ROCE + " has no port 2; its ports are 1..1",
                         () -> qp.toInit(2)),
                 bad("negative GID index", IllegalArgumentException.class, "gid must be auto, auto-ipv6 or an index >= 0, got '-1'",
                         () -> RdmaConfig.any().withGid("-1")),
                 bad("GID index past the table", NoSuchDeviceException.class, "no RDMA device matches",
-                        () -> Selection.select(RdmaConfig.any().withDevice("rxe0").withGid("5000"), RdmaDevices.list())),
+                        () -> Selection.select(RdmaConfig.any().withDevice(LabDevices.ROCE).withGid("5000"), RdmaDevices.list())),
                 bad("GID index past the table (QP, INIT -> RTR)", RdmaException.class, "INIT -> RTR",
                         BadInputTest::rtrWithGidIndex5000),
                 bad("path MTU that does not exist", IllegalArgumentException.class, "path MTU must be 256, 512, 1024, 2048 or 4096",
@@ -99,9 +100,9 @@ class BadInputTest {
                         () -> rxe.createCompletionQueue(Integer.MAX_VALUE)),
                 bad("QP depth 0", IllegalArgumentException.class, "maxSendWr must be at least 1, got 0",
                         () -> QueuePairConfig.rc(cq).withQueueDepth(0, 1)),
-                bad("QP depth above max_qp_wr", IllegalArgumentException.class, "exceeds rxe0's max_qp_wr",
+                bad("QP depth above max_qp_wr", IllegalArgumentException.class, "exceeds " + LabDevices.ROCE + "'s max_qp_wr",
                         () -> pd.createQueuePair(QueuePairConfig.rc(cq).withQueueDepth(1 << 30, 1))),
-                bad("SGEs above max_sge (siw)", IllegalArgumentException.class, "exceeds siw0's max_sge",
+                bad("SGEs above max_sge (siw)", IllegalArgumentException.class, "exceeds " + LabDevices.IWARP + "'s max_sge",
                         BadInputTest::siwQpWith64Sges),
                 // inline
                 bad("inline size above what the device grants", RdmaException.class, "ibv_create_qp",
@@ -135,9 +136,9 @@ class BadInputTest {
                         BadInputTest::acceptWithOversizedPrivateData),
                 // closed objects used again
                 bad("closed QP posted to", ClosedResourceException.class, "is closed", BadInputTest::postOnClosedQp),
-                bad("closed PD allocating", ClosedResourceException.class, "ProtectionDomain on siw0 is closed",
+                bad("closed PD allocating", ClosedResourceException.class, "ProtectionDomain on " + LabDevices.IWARP + " is closed",
                         BadInputTest::allocateOnClosedPd),
-                bad("closed CQ polled", ClosedResourceException.class, "CompletionQueue on rxe0 is closed",
+                bad("closed CQ polled", ClosedResourceException.class, "CompletionQueue on " + LabDevices.ROCE + " is closed",
                         BadInputTest::pollClosedCq),
                 bad("closed connection connected again", IllegalStateException.class, "cannot connect",
                         BadInputTest::connectClosedConnection),

@@ -34,7 +34,7 @@ class VerbsLoopbackTest {
 
     @BeforeAll
     static void connect() throws Exception {
-        ctx = LabDevices.open(LabDevices.ROCE);
+        ctx = LabDevices.open(Transport.ROCE_V2);
         pd = ctx.allocateProtectionDomain();
         cqA = ctx.createCompletionQueue(64);
         cqB = ctx.createCompletionQueue(64);
