@@ -1,5 +1,6 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.Transport;
 import org.rdmapanama.device.NoSuchDeviceException;
 import org.rdmapanama.device.RdmaConfig;
 import org.rdmapanama.device.RdmaDevices;
@@ -26,7 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Bad input, each refused with an error that names the problem. One row per
  * case: what is done, the exception type, and a fragment its message must
- * contain. Device objects are opened once (rxe0 and siw0) and closed after.
+ * contain. Device objects are opened once (the RoCEv2 and the iWARP device
+ * selection picks) and closed after.
  */
 @Tag("device")
 class BadInputTest {
@@ -38,8 +40,8 @@ class BadInputTest {
 
     @BeforeAll
     static void open() throws Exception {
-        rxe = LabDevices.open(LabDevices.ROCE);
-        siw = LabDevices.open(LabDevices.IWARP);
+        rxe = LabDevices.open(Transport.ROCE_V2);
+        siw = LabDevices.open(Transport.IWARP);
         pd = rxe.allocateProtectionDomain();
         cq = rxe.createCompletionQueue(16);
         qp = pd.createQueuePair(QueuePairConfig.rc(cq).withInline(64));
@@ -72,13 +74,13 @@ class BadInputTest {
                 bad("port 0 in the configuration", IllegalArgumentException.class, "port numbers start at 1, got 0",
                         () -> RdmaConfig.any().withPort(0)),
                 bad("port the device lacks (configuration)", NoSuchDeviceException.class, "has no port 2 (ports 1..1)",
-                        () -> Selection.select(RdmaConfig.any().withDevice("rxe0").withPort(2), RdmaDevices.list())),
-                bad("port the device lacks (QP)", IllegalArgumentException.class, "rxe0 has no port 2; its ports are 1..1",
+                        () -> Selection.select(RdmaConfig.any().withDevice(LabDevices.ROCE).withPort(2), RdmaDevices.list())),
+                bad("port the device lacks (QP)", IllegalArgumentException.class, LabDevices.ROCE + " has no port 2; its ports are 1..1",
                         () -> qp.toInit(2)),
                 bad("negative GID index", IllegalArgumentException.class, "gid must be auto, auto-ipv6 or an index >= 0, got '-1'",
                         () -> RdmaConfig.any().withGid("-1")),
                 bad("GID index past the table", NoSuchDeviceException.class, "no RDMA device matches",
-                        () -> Selection.select(RdmaConfig.any().withDevice("rxe0").withGid("5000"), RdmaDevices.list())),
+                        () -> Selection.select(RdmaConfig.any().withDevice(LabDevices.ROCE).withGid("5000"), RdmaDevices.list())),
                 bad("GID index past the table (QP, INIT -> RTR)", RdmaException.class, "INIT -> RTR",
                         BadInputTest::rtrWithGidIndex5000),
                 bad("path MTU that does not exist", IllegalArgumentException.class, "path MTU must be 256, 512, 1024, 2048 or 4096",
@@ -102,9 +104,9 @@ class BadInputTest {
                         () -> rxe.createCompletionQueue(Integer.MAX_VALUE)),
                 bad("QP depth 0", IllegalArgumentException.class, "maxSendWr must be at least 1, got 0",
                         () -> QueuePairConfig.rc(cq).withQueueDepth(0, 1)),
-                bad("QP depth above max_qp_wr", IllegalArgumentException.class, "exceeds rxe0's max_qp_wr",
+                bad("QP depth above max_qp_wr", IllegalArgumentException.class, "exceeds " + LabDevices.ROCE + "'s max_qp_wr",
                         () -> pd.createQueuePair(QueuePairConfig.rc(cq).withQueueDepth(1 << 30, 1))),
-                bad("SGEs above max_sge (siw)", IllegalArgumentException.class, "exceeds siw0's max_sge",
+                bad("SGEs above max_sge (siw)", IllegalArgumentException.class, "exceeds " + LabDevices.IWARP + "'s max_sge",
                         BadInputTest::siwQpWith64Sges),
                 // inline
                 bad("inline size above what the device grants", RdmaException.class, "ibv_create_qp",
@@ -119,7 +121,7 @@ class BadInputTest {
                 bad("negative connection depth", IllegalArgumentException.class, "sendDepth must be 1..",
                         () -> ConnectionOptions.defaults().withDepth(-1, 1)),
                 bad("listener backlog 0", IllegalArgumentException.class, "backlog must be at least 1, got 0",
-                        () -> RdmaListener.bind(new InetSocketAddress(FaultRig.addressOf("rxe0"), 21099), 0,
+                        () -> RdmaListener.bind(new InetSocketAddress(FaultRig.addressOf(Transport.ROCE_V2), 21099), 0,
                                 ConnectionOptions.defaults())),
                 // what a peer sends
                 bad("short private data (remote buffer)", IllegalArgumentException.class,
@@ -132,9 +134,9 @@ class BadInputTest {
                         BadInputTest::acceptWithOversizedPrivateData),
                 // closed objects used again
                 bad("closed QP posted to", ClosedResourceException.class, "is closed", BadInputTest::postOnClosedQp),
-                bad("closed PD allocating", ClosedResourceException.class, "ProtectionDomain on siw0 is closed",
+                bad("closed PD allocating", ClosedResourceException.class, "ProtectionDomain on " + LabDevices.IWARP + " is closed",
                         BadInputTest::allocateOnClosedPd),
-                bad("closed CQ polled", ClosedResourceException.class, "CompletionQueue on rxe0 is closed",
+                bad("closed CQ polled", ClosedResourceException.class, "CompletionQueue on " + LabDevices.ROCE + " is closed",
                         BadInputTest::pollClosedCq),
                 bad("closed connection connected again", IllegalStateException.class, "cannot connect",
                         BadInputTest::connectClosedConnection),
@@ -194,7 +196,7 @@ class BadInputTest {
     }
 
     static void connectClosedConnection() throws Exception {
-        InetSocketAddress where = new InetSocketAddress(FaultRig.addressOf("siw0"), FaultRig.nextPort());
+        InetSocketAddress where = new InetSocketAddress(FaultRig.addressOf(Transport.IWARP), FaultRig.nextPort());
         try (RdmaListener l = RdmaListener.bind(where, 1, ConnectionOptions.defaults())) {
             RdmaConnection c = RdmaConnection.resolve(where, null, ConnectionOptions.defaults(), FaultRig.T);
             c.close();
@@ -203,7 +205,7 @@ class BadInputTest {
     }
 
     static void acceptWithOversizedPrivateData() throws Exception {
-        try (FaultRig.CmPair p = FaultRig.cmPair("rxe0", ConnectionOptions.defaults(), 64)) {
+        try (FaultRig.CmPair p = FaultRig.cmPair(Transport.ROCE_V2, ConnectionOptions.defaults(), 64)) {
             // a second request to the same listener, to have one in the REQUESTED state
             InetSocketAddress where = p.listener().address();
             var pending = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
@@ -226,7 +228,7 @@ class BadInputTest {
     }
 
     static void acceptOnClosedListener() throws Exception {
-        RdmaListener l = RdmaListener.bind(new InetSocketAddress(FaultRig.addressOf("rxe0"), FaultRig.nextPort()), 1,
+        RdmaListener l = RdmaListener.bind(new InetSocketAddress(FaultRig.addressOf(Transport.ROCE_V2), FaultRig.nextPort()), 1,
                 ConnectionOptions.defaults());
         l.close();
         l.accept(java.time.Duration.ofSeconds(1));

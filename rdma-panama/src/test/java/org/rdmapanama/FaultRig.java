@@ -1,5 +1,7 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.Selection;
+import org.rdmapanama.device.Transport;
 import org.rdmapanama.cm.CmEventType;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
@@ -15,13 +17,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * What the fault, scale and bad-input tests share: an in-process rdma_cm
  * connection pair with one registered buffer on each side (their address and
- * rkey exchanged as private data), and an out-of-band RC pair on rxe0 that can
- * be torn down to RESET and brought up again.
+ * rkey exchanged as private data), and an out-of-band RC pair on the RoCEv2
+ * device that can be torn down to RESET and brought up again.
  */
 final class FaultRig {
     private FaultRig() {}
@@ -30,10 +31,9 @@ final class FaultRig {
     /** Ports 21100.. are this rig's; each pair takes a fresh one so a lingering cm_id never collides. */
     private static final AtomicInteger PORT = new AtomicInteger(21100);
 
-    static InetAddress addressOf(String device) throws Exception {
-        String a = System.getenv("RDMA_LAB_ADDR_" + device.toUpperCase());
-        assumeTrue(a != null, "no lab address for " + device);
-        return InetAddress.getByName(a);
+    /** The address rdma_cm reaches the device {@code t} selects by: its interface's (rdma_cm picks devices by address). */
+    static InetAddress addressOf(Transport t) throws Exception {
+        return LabDevices.select(t).ipAddress();
     }
 
     static int nextPort() {
@@ -163,8 +163,12 @@ final class FaultRig {
         }
     }
 
-    static CmPair cmPair(String device, ConnectionOptions opts, int mrSize) throws Exception {
-        InetSocketAddress where = new InetSocketAddress(addressOf(device), nextPort());
+    static CmPair cmPair(Transport t, ConnectionOptions opts, int mrSize) throws Exception {
+        return cmPair(addressOf(t), opts, mrSize);
+    }
+
+    static CmPair cmPair(InetAddress address, ConnectionOptions opts, int mrSize) throws Exception {
+        InetSocketAddress where = new InetSocketAddress(address, nextPort());
         RdmaListener listener = RdmaListener.bind(where, 4, opts);
         RdmaConnection client = null;
         CompletableFuture<Object[]> server = null;
@@ -211,19 +215,22 @@ final class FaultRig {
         }
     }
 
-    /** Two RC QPs on rxe0 connected to each other out of band, each with its own CQ and MR. */
+    /**
+     * Two RC QPs of the RoCEv2 device connected to each other out of band, each with
+     * its own CQ and MR, on the port and GID selection picks (iWARP has no out-of-band setup).
+     */
     static final class OobPair implements AutoCloseable {
         final DeviceContext ctx;
         final ProtectionDomain pd;
         final CompletionQueue cqA, cqB;
         final QueuePair a, b;
         final MemoryRegion mrA, mrB;
-        final int gid;
+        final int port, gid;
         final byte[] gidBytes;
         private int psn = 100;
 
         OobPair(int cqEntries, int mrSize, int sendDepth) throws Exception {
-            ctx = LabDevices.open(LabDevices.ROCE);
+            ctx = LabDevices.open(Transport.ROCE_V2);
             boolean ok = false;
             try {
                 pd = ctx.allocateProtectionDomain();
@@ -234,9 +241,10 @@ final class FaultRig {
                 Access[] remote = {Access.REMOTE_READ, Access.REMOTE_WRITE};
                 mrA = pd.allocate(mrSize, remote);
                 mrB = pd.allocate(mrSize, remote);
-                gid = LabDevices.roceV2Ipv4GidIndex(ctx);
-                gidBytes = ctx.device().port(1).gids().stream().filter(g -> g.index() == gid).findFirst()
-                        .orElseThrow().raw();
+                Selection s = ctx.selection();
+                port = s.port().number();
+                gid = s.gidIndex();
+                gidBytes = s.gid().raw();
                 bringUp();
                 ok = true;
             } finally {
@@ -249,10 +257,10 @@ final class FaultRig {
         /** RESET → INIT → RTR → RTS on both QPs, with fresh PSNs. */
         void bringUp() throws RdmaException {
             int pa = psn++, pb = psn++;
-            a.toInit(1, Access.REMOTE_READ, Access.REMOTE_WRITE);
-            b.toInit(1, Access.REMOTE_READ, Access.REMOTE_WRITE);
-            a.toRtr(new QpAddress(0, b.qpNumber(), pb, gidBytes), 1, gid, 1024);
-            b.toRtr(new QpAddress(0, a.qpNumber(), pa, gidBytes), 1, gid, 1024);
+            a.toInit(port, Access.REMOTE_READ, Access.REMOTE_WRITE);
+            b.toInit(port, Access.REMOTE_READ, Access.REMOTE_WRITE);
+            a.toRtr(new QpAddress(0, b.qpNumber(), pb, gidBytes), port, gid, 1024);
+            b.toRtr(new QpAddress(0, a.qpNumber(), pa, gidBytes), port, gid, 1024);
             a.toRts(pa);
             b.toRts(pb);
         }

@@ -2,6 +2,7 @@ package org.rdmapanama;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.rdmapanama.device.Transport;
 import org.rdmapanama.device.Gid;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -17,16 +18,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class FreedMemoryRoutesTest {
     @Test
     void aReceiveRequestIsPostedOnlyByTheQueuePairThatOwnsItsMemoryOnRoce() throws Exception {
-        receiveRequestOwnership(LabDevices.ROCE);
+        receiveRequestOwnership(Transport.ROCE_V2);
     }
 
     @Test
     void aReceiveRequestIsPostedOnlyByTheQueuePairThatOwnsItsMemoryOnIwarp() throws Exception {
-        receiveRequestOwnership(LabDevices.IWARP);
+        receiveRequestOwnership(Transport.IWARP);
     }
 
-    private void receiveRequestOwnership(String device) throws Exception {
-        try (DeviceContext ctx = LabDevices.open(device)) {
+    private void receiveRequestOwnership(Transport transport) throws Exception {
+        try (DeviceContext ctx = LabDevices.open(transport)) {
             ProtectionDomain pd = ctx.allocateProtectionDomain();
             CompletionQueue cq = ctx.createCompletionQueue(64);
             QueuePair sibling = pd.createQueuePair(QueuePairConfig.rc(cq));
@@ -52,10 +53,10 @@ class FreedMemoryRoutesTest {
         }
     }
 
-    /** An address handle a UD send request points at cannot be freed under it (UD: RoCE only). */
+    /** An address handle a UD send request points at cannot be freed under it (UD: RoCEv2 only; iWARP is RC only). */
     @Test
     void anAddressHandleStaysOpenWhileASendRequestPointsAtIt() throws Exception {
-        try (DeviceContext ctx = LabDevices.open(LabDevices.ROCE)) {
+        try (DeviceContext ctx = LabDevices.open(Transport.ROCE_V2)) {
             Gid gid = LabDevices.roceV2Ipv4Gid(ctx);
             ProtectionDomain pd = ctx.allocateProtectionDomain();
             CompletionQueue cq = ctx.createCompletionQueue(16);

@@ -20,7 +20,7 @@ class IwarpRefusalTest {
 
     @BeforeAll
     static void open() throws Exception {
-        ctx = LabDevices.open(LabDevices.IWARP);
+        ctx = LabDevices.open(Transport.IWARP);
         assertEquals(Transport.IWARP, ctx.transport());
         ProtectionDomain pd = ctx.allocateProtectionDomain();
         CompletionQueue cq = ctx.createCompletionQueue(16);

@@ -36,4 +36,17 @@ final class LeakCheck {
         }
         return sum;
     }
+
+    /**
+     * The counts once they equal {@code expected}, or as they are after 10 s: teardown in the
+     * kernel (rxe's QP cleanup, siw's TCP close) lags a little.
+     */
+    static Map<String, Integer> awaitCounts(Map<String, Integer> expected) throws IOException, InterruptedException {
+        Map<String, Integer> now = counts();
+        for (int i = 0; i < 50 && !now.equals(expected); i++) {
+            Thread.sleep(200);
+            now = counts();
+        }
+        return now;
+    }
 }

@@ -1,8 +1,9 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.Transport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.rdmapanama.FaultRig.CmPair;
 import org.rdmapanama.cm.ConnectionOptions;
 
@@ -35,15 +36,16 @@ class LeakConnectSoakTest {
                 .filter(t -> t.getName().startsWith("rdma-async-events-")).count();
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"rxe0", "siw0"})
-    void connectDisconnectCyclesLeakNothing(String device) throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    void connectDisconnectCyclesLeakNothing(Transport transport) throws Exception {
+        String device = LabDevices.select(transport).device().name();
         Map<String, Integer> before = LeakCheck.counts();
         long[] first = footprint(), warm = null;
         long start = System.nanoTime();
         try (CompletionBatch batch = new CompletionBatch(1)) {
             for (int i = 0; i < CYCLES; i++) {
-                try (CmPair p = FaultRig.cmPair(device, ConnectionOptions.defaults(), 4096);
+                try (CmPair p = FaultRig.cmPair(transport, ConnectionOptions.defaults(), 4096);
                      SendRequest wr = p.client().queuePair().newSendRequest(1, 1)) {
                     FaultRig.fill(p.clientMr(), 0, 64, i);
                     p.client().queuePair().postSend(wr.opcode(0, Opcode.RDMA_WRITE).sge(p.clientMr(), 0, 64)

@@ -20,15 +20,7 @@ class LeakFinalTest {
     @Test
     void kernelObjectCountsAreBackToTheBaseline() throws Exception {
         assumeTrue(LeakCheck.baseline != null, "the baseline did not run first");
-        Map<String, Integer> now = Map.of();
-        // Teardown in the kernel (rxe's QP cleanup, siw's TCP close) lags a little.
-        for (int i = 0; i < 50; i++) {
-            now = LeakCheck.counts();
-            if (now.equals(LeakCheck.baseline)) {
-                break;
-            }
-            Thread.sleep(200);
-        }
+        Map<String, Integer> now = LeakCheck.awaitCounts(LeakCheck.baseline);
         System.out.println("leak check after the suite (rdma res show): " + now + " (baseline " + LeakCheck.baseline + ")");
         assertEquals(LeakCheck.baseline, now, "kernel RDMA objects left over after the suite");
     }

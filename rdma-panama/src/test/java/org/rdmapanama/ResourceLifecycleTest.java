@@ -2,6 +2,7 @@ package org.rdmapanama;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.rdmapanama.device.Transport;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
@@ -16,16 +17,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ResourceLifecycleTest {
     @Test
     void useAfterCloseThrowsOnRoce() throws Exception {
-        useAfterClose(LabDevices.ROCE);
+        useAfterClose(Transport.ROCE_V2);
     }
 
     @Test
     void useAfterCloseThrowsOnIwarp() throws Exception {
-        useAfterClose(LabDevices.IWARP);
+        useAfterClose(Transport.IWARP);
     }
 
-    private void useAfterClose(String device) throws Exception {
-        DeviceContext ctx = LabDevices.open(device);
+    private void useAfterClose(Transport transport) throws Exception {
+        DeviceContext ctx = LabDevices.open(transport);
         ProtectionDomain pd = ctx.allocateProtectionDomain();
         CompletionQueue cq = ctx.createCompletionQueue(16);
         QueuePair qp = pd.createQueuePair(QueuePairConfig.rc(cq));
@@ -54,7 +55,7 @@ class ResourceLifecycleTest {
     @Test
     void closeRacingWithPollingNeverCrashes() throws Exception {
         for (int round = 0; round < 20; round++) {
-            DeviceContext ctx = LabDevices.open(LabDevices.ROCE);
+            DeviceContext ctx = LabDevices.open(Transport.ROCE_V2);
             CompletionQueue cq = ctx.createCompletionQueue(16);
             CompletionBatch batch = new CompletionBatch(4);
             CountDownLatch started = new CountDownLatch(1);

@@ -1,8 +1,9 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.Transport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.rdmapanama.FaultRig.CmPair;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
@@ -37,20 +38,21 @@ class ScaleConcurrencyTest {
      * RQ), both sides share this JVM's one librdmacm context, so 8 fit easily
      * (native {@code ucmatose -c 64}, 4 pages each, fails the same way).
      */
-    static int connections(String device) {
-        return device.startsWith("siw") ? 8 : 32;
+    static int connections(Transport t) {
+        return t == Transport.IWARP ? 8 : 32; // the lab's iWARP device is siw
     }
     static final int THREADS = 8;
     static final int WRITES = 1000;
     static final int SLOT = 256;
 
     /** 32 (siw: 8) connections through one listener; each carries an RDMA Write and a Send that the server checks. */
-    @ParameterizedTest
-    @ValueSource(strings = {"rxe0", "siw0"})
-    void manyConnectionsThroughOneListener(String device) throws Exception {
-        final int CONNECTIONS = connections(device);
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    void manyConnectionsThroughOneListener(Transport transport) throws Exception {
+        final int CONNECTIONS = connections(transport);
+        String device = LabDevices.select(transport).device().name();
         ConnectionOptions opts = new ConnectionOptions(4, 4, 1, 1, 0, 8, 1, 7, 7);
-        InetSocketAddress where = new InetSocketAddress(FaultRig.addressOf(device), FaultRig.nextPort());
+        InetSocketAddress where = new InetSocketAddress(FaultRig.addressOf(transport), FaultRig.nextPort());
         List<RdmaConnection> clients = new ArrayList<>();
         List<RdmaConnection> servers = new ArrayList<>();
         List<MemoryRegion> serverMrs = new ArrayList<>();
@@ -126,13 +128,14 @@ class ScaleConcurrencyTest {
     }
 
     /** 8 threads, each with its own connection (QP and CQ), 1000 RDMA Writes each with its own pattern. */
-    @ParameterizedTest
-    @ValueSource(strings = {"rxe0", "siw0"})
-    void threadsWithTheirOwnQueuePairsDoNotInterfere(String device) throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    void threadsWithTheirOwnQueuePairsDoNotInterfere(Transport transport) throws Exception {
+        String device = LabDevices.select(transport).device().name();
         List<CmPair> pairs = new ArrayList<>();
         try {
             for (int t = 0; t < THREADS; t++) {
-                pairs.add(FaultRig.cmPair(device, ConnectionOptions.defaults(), SLOT));
+                pairs.add(FaultRig.cmPair(transport, ConnectionOptions.defaults(), SLOT));
             }
             AtomicReference<Throwable> failure = new AtomicReference<>();
             List<Thread> threads = new ArrayList<>();

@@ -1,5 +1,7 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.Transport;
+import org.rdmapanama.device.Selection;
 import org.rdmapanama.device.Gid;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -19,25 +21,25 @@ class UdAndSrqTest {
 
     @Test
     void udSendReachesTheAddressedQpWithAGrh() throws Exception {
-        try (DeviceContext ctx = LabDevices.open(LabDevices.ROCE);
+        try (DeviceContext ctx = LabDevices.open(Transport.ROCE_V2);
              CompletionBatch batch = new CompletionBatch(4)) {
-            Gid roce = LabDevices.roceV2Ipv4Gid(ctx);
-            int gid = roce.index();
-            byte[] gidBytes = roce.raw();
+            Selection s = ctx.selection(); // the port and RoCEv2 GID selection picked
+            int port = s.port().number(), gid = s.gidIndex();
+            byte[] gidBytes = s.gid().raw();
             ProtectionDomain pd = ctx.allocateProtectionDomain();
             CompletionQueue cq = ctx.createCompletionQueue(16);
             QueuePair a = pd.createQueuePair(QueuePairConfig.ud(cq));
             QueuePair b = pd.createQueuePair(QueuePairConfig.ud(cq));
             for (QueuePair qp : new QueuePair[] {a, b}) {
-                qp.toInit(1);
-                qp.toRtr(new QpAddress(0, 0, 0, new byte[16]), 1, gid, 1024);
+                qp.toInit(port);
+                qp.toRtr(new QpAddress(0, 0, 0, new byte[16]), port, gid, 1024);
                 qp.toRts(0);
             }
             MemoryRegion mr = pd.allocate(4096);
             for (int i = 0; i < 200; i++) {
                 mr.segment().set(JAVA_BYTE, i, (byte) (i + 3));
             }
-            AddressHandle toB = AddressHandle.create(pd, new QpAddress(0, b.qpNumber(), 0, gidBytes), 1, gid);
+            AddressHandle toB = AddressHandle.create(pd, new QpAddress(0, b.qpNumber(), 0, gidBytes), port, gid);
             try (ReceiveRequest recv = b.newReceiveRequest(1, 1); SendRequest send = a.newSendRequest(1, 1)) {
                 b.postRecv(recv.wrId(5).sge(mr, 1024, GRH + 200));
                 a.postSend(send.wrId(6).sge(mr, 0, 200).ud(0, toB, b.qpNumber(), QueuePair.DEFAULT_QKEY));
@@ -66,7 +68,7 @@ class UdAndSrqTest {
 
     @Test
     void aSharedReceiveQueueFeedsItsQueuePair() throws Exception {
-        try (DeviceContext ctx = LabDevices.open(LabDevices.ROCE);
+        try (DeviceContext ctx = LabDevices.open(Transport.ROCE_V2);
              CompletionBatch batch = new CompletionBatch(4)) {
             ProtectionDomain pd = ctx.allocateProtectionDomain();
             CompletionQueue cq = ctx.createCompletionQueue(16);

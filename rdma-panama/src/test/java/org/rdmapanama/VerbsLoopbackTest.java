@@ -1,5 +1,6 @@
 package org.rdmapanama;
 
+import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.RdmaException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -35,7 +36,7 @@ class VerbsLoopbackTest {
 
     @BeforeAll
     static void connect() throws Exception {
-        ctx = LabDevices.open(LabDevices.ROCE);
+        ctx = LabDevices.open(Transport.ROCE_V2);
         pd = ctx.allocateProtectionDomain();
         cqA = ctx.createCompletionQueue(64);
         cqB = ctx.createCompletionQueue(64);

@@ -1,5 +1,6 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.device.Transport;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;

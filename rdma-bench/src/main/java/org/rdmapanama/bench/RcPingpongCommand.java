@@ -1,5 +1,6 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.device.LinkLayer;
 import org.rdmapanama.CompletionBatch;
 import org.rdmapanama.CompletionChannel;
 import org.rdmapanama.CompletionQueue;

@@ -2,12 +2,17 @@ package org.rdmapanama.bench;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.rdmapanama.device.GidType;
+import org.rdmapanama.device.Selection;
+import org.rdmapanama.device.Transport;
+
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-/** {@code rdma-bench devices} on the lab's rxe0 and siw0. */
+/** {@code rdma-bench devices} lists the device selection picks for each lab transport, with that transport. */
 @Tag("device")
 class DevicesCommandDeviceTest {
     @Test
@@ -16,10 +21,15 @@ class DevicesCommandDeviceTest {
         MainTest.Result r = MainTest.run("devices");
         assertEquals(0, r.status(), r.err());
         String out = r.out();
-        assertTrue(out.contains("rxe0  transport RoCEv2"), out);
-        assertTrue(out.contains("siw0  transport iWARP"), out);
+        for (Transport t : new Transport[] {Transport.ROCE_V2, Transport.IWARP}) {
+            Selection s = LabSelection.select(t);
+            assertTrue(out.contains(s.device().name() + "  transport " + t.displayName()), out);
+        }
         assertTrue(out.matches("(?s).*port 1 +ACTIVE, link_layer Ethernet, transport RoCEv2.*"), out);
-        assertTrue(out.contains("::ffff:" + System.getenv("RDMA_LAB_ADDR")), out);
-        assertTrue(out.contains("RoCEv2"), out);
+        // RoCEv2 has a RoCEv2 GID: the one selection picks is listed with its type.
+        Selection roce = LabSelection.select(Transport.ROCE_V2);
+        assertTrue(Pattern.compile("(?m)^\\s+gid\\[" + roce.gidIndex() + "\\]\\s+" + roce.gid().hex() + "\\s.*\\s"
+                + GidType.ROCE_V2 + "$").matcher(out).find(), out);
+        assertTrue(out.contains("::ffff:" + LabSelection.address(roce)), out);
     }
 }

@@ -5,6 +5,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.rdmapanama.device.AtomicCapability;
+import org.rdmapanama.device.GidType;
+import org.rdmapanama.device.Selection;
+import org.rdmapanama.device.Transport;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -16,19 +20,21 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The perftest subcommands end to end in one JVM: a server on a thread and
- * the client on the test's thread, both through {@link Main#run}. rxe0 with
- * the TCP setup (and -R), siw0 with rdma_cm; atomics refused on siw0.
+ * the client on the test's thread, both through {@link Main#run}, on the
+ * device selection picks for each transport: RoCEv2 with the TCP setup (the
+ * GID index given with -x is selection's) and with -R, iWARP with rdma_cm
+ * only; atomics are refused where the device reports atomic_cap NONE.
  */
 @Tag("device")
 class PerftestDeviceTest {
-    static final String RXE = System.getenv().getOrDefault("RDMA_LAB_ADDR_RXE0", "10.77.0.1");
-    static final String SIW = System.getenv().getOrDefault("RDMA_LAB_ADDR_SIW0", "10.77.1.1");
     static final Pattern LAT_ROW = Pattern.compile("(?m)^ (\\d+)\\s+(\\d+)(\\s+[0-9.]+){7}\\s*$");
     static final Pattern BW_ROW = Pattern.compile("(?m)^ (\\d+)\\s+(\\d+)(\\s+[0-9.]+){3}\\s*$");
     static final AtomicInteger PORTS = new AtomicInteger(18600);
@@ -88,54 +94,73 @@ class PerftestDeviceTest {
         assertEquals(iters, m.group(2), side.out());
     }
 
+    /** {@code -x} and the GID index selection picked for the transport (RoCEv2: its RoCEv2 GID). */
+    static List<String> gidFlag(Selection s) {
+        assertEquals(GidType.ROCE_V2, s.gid().type(), "a RoCEv2 port's selected GID: " + s.gid());
+        return List.of("-x", Integer.toString(s.gidIndex()));
+    }
+
+    /** mode: "gid" is the TCP setup with -x (selection's GID index), "-R" is rdma_cm. */
     @ParameterizedTest(name = "{0} on {1} {2}")
     @CsvSource({
-            "write_lat, rxe0, -x 1, 100",
-            "send_lat,  rxe0, -x 1, 100",
-            "read_lat,  rxe0, -x 1, 100",
-            "write_bw,  rxe0, -x 1, 200",
-            "send_bw,   rxe0, -x 1, 200",
-            "read_bw,   rxe0, -x 1, 200",
-            "write_lat, rxe0, -R,   100",
-            "send_bw,   rxe0, -R,   200",
-            "write_lat, siw0, -R,   100",
-            "send_lat,  siw0, -R,   100",
-            "read_lat,  siw0, -R,   100",
-            "write_bw,  siw0, -R,   200",
-            "send_bw,   siw0, -R,   200",
-            "read_bw,   siw0, -R,   200",
+            "write_lat, ROCE_V2, gid, 100",
+            "send_lat,  ROCE_V2, gid, 100",
+            "read_lat,  ROCE_V2, gid, 100",
+            "write_bw,  ROCE_V2, gid, 200",
+            "send_bw,   ROCE_V2, gid, 200",
+            "read_bw,   ROCE_V2, gid, 200",
+            "write_lat, ROCE_V2, -R,  100",
+            "send_bw,   ROCE_V2, -R,  200",
+            "write_lat, IWARP,   -R,  100",
+            "send_lat,  IWARP,   -R,  100",
+            "read_lat,  IWARP,   -R,  100",
+            "write_bw,  IWARP,   -R,  200",
+            "send_bw,   IWARP,   -R,  200",
+            "read_bw,   IWARP,   -R,  200",
     })
     @Timeout(value = 400, unit = TimeUnit.SECONDS)
-    void runsAndReportsLikePerftest(String test, String device, String mode, String iters) throws Exception {
+    void runsAndReportsLikePerftest(String test, Transport transport, String mode, String iters) throws Exception {
+        Selection s = LabSelection.select(transport);
+        String device = s.device().name();
         List<String> flags = new ArrayList<>(List.of("-d", device, "-n", iters));
-        flags.addAll(Arrays.asList(mode.split(" ")));
+        flags.addAll(mode.equals("gid") ? gidFlag(s) : List.of(mode));
         boolean bw = test.endsWith("_bw");
         String size = bw ? "4096" : "2";
         if (bw) {
             flags.addAll(List.of("-s", size));
         }
-        Side[] r = pair(test, device.equals("siw0") ? SIW : RXE, flags.toArray(String[]::new));
+        Side[] r = pair(test, LabSelection.address(s), flags.toArray(String[]::new));
         boolean serverRows = bw || test.equals("write_lat") || test.equals("send_lat");
         check(r[1], "client", r[0], bw, true, size, iters);
         check(r[0], "server", r[1], bw, serverRows, size, iters);
         assertTrue(r[1].out().contains("Device         : " + device), r[1].out());
         assertTrue(r[1].out().contains("Data ex. method : " + (mode.equals("-R") ? "rdma_cm" : "Ethernet")), r[1].out());
+        assertTrue(r[1].out().contains("Transport type : " + (transport == Transport.IWARP ? "IW" : "IB")), r[1].out());
+        if (mode.equals("gid")) {
+            assertTrue(r[1].out().contains(" GID index       : " + s.gidIndex() + "\n"), r[1].out());
+        }
     }
 
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
-    void atomicsAreRefusedOnSiw() {
-        MainTest.Result r = MainTest.run("atomic_lat", "-d", "siw0", "-R", "-n", "50", "-p",
-                Integer.toString(PORTS.getAndIncrement()), SIW);
+    void atomicsAreRefusedWhereTheDeviceReportsAtomicCapNone() {
+        Selection s = LabSelection.select(Transport.IWARP);
+        assertEquals(AtomicCapability.NONE, s.device().capabilities().atomicCap(), s.device().name() + "'s atomic_cap");
+        MainTest.Result r = MainTest.run("atomic_lat", "-d", s.device().name(), "-R", "-n", "50", "-p",
+                Integer.toString(PORTS.getAndIncrement()), LabSelection.address(s));
         assertEquals(1, r.status(), r.out() + r.err());
-        assertTrue(r.err().contains("atomic_lat refused: siw0 (iWARP) reports atomic_cap NONE"), r.err());
+        assertTrue(r.err().contains("atomic_lat refused: " + s.device().name() + " (iWARP) reports atomic_cap NONE"), r.err());
         assertFalse(r.err().contains("Exception"), r.err());
     }
 
     @Test
     @Timeout(value = 400, unit = TimeUnit.SECONDS)
-    void atomicLatencyOnRxe() throws Exception {
-        Side[] r = pair("atomic_lat", RXE, "-d", "rxe0", "-x", "1", "-n", "100");
+    void atomicLatencyWhereTheDeviceHasAtomics() throws Exception {
+        Selection s = LabSelection.select(Transport.ROCE_V2);
+        assertNotEquals(AtomicCapability.NONE, s.device().capabilities().atomicCap(), s.device().name() + "'s atomic_cap");
+        List<String> flags = new ArrayList<>(List.of("-d", s.device().name(), "-n", "100"));
+        flags.addAll(gidFlag(s));
+        Side[] r = pair("atomic_lat", LabSelection.address(s), flags.toArray(String[]::new));
         check(r[1], "client", r[0], false, true, "8", "100");
         check(r[0], "server", r[1], false, false, "8", "100");
     }

@@ -5,6 +5,8 @@ import org.junit.jupiter.api.Test;
 import org.rdmapanama.device.GidType;
 import org.rdmapanama.device.RdmaDevice;
 import org.rdmapanama.device.RdmaDevices;
+import org.rdmapanama.device.Selection;
+import org.rdmapanama.device.Transport;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -22,19 +24,18 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-/** rdma-bench rc_pingpong against libibverbs' own ibv_rc_pingpong on rxe0, both ways. */
+/**
+ * rdma-bench rc_pingpong against libibverbs' own ibv_rc_pingpong, both ways, on
+ * the RoCEv2 device selection picks (its out-of-band setup needs an IB transport).
+ */
 @Tag("device")
 class RcPingpongInteropTest {
-    static final String DEV = "rxe0";
-    static final String ADDR = System.getenv().getOrDefault("RDMA_LAB_ADDR_RXE0", "10.77.0.1");
-
-    static int gidIndex() throws Exception {
-        RdmaDevice d = RdmaDevices.list().stream().filter(x -> x.name().equals(DEV)).findFirst().orElse(null);
-        assumeTrue(d != null, DEV + " is not present");
-        return d.port(1).gids().stream().filter(g -> g.type() == GidType.ROCE_V2 && g.isIpv4()).findFirst()
-                .orElseThrow().index();
+    /** The RoCEv2 selection; the native tool is given its GID index (-g), which must be a RoCEv2 GID. */
+    static Selection roce() {
+        Selection s = LabSelection.select(Transport.ROCE_V2);
+        assertEquals(GidType.ROCE_V2, s.gid().type(), s.gid().toString());
+        return s;
     }
 
     /** Starts a native tool on the other vCPU (this JVM is pinned to vCPU 0 in the lab). */
@@ -78,11 +79,13 @@ class RcPingpongInteropTest {
 
     @Test
     void javaClientAgainstNativeServer() throws Exception {
-        int gid = gidIndex();
-        Process server = nativeTool("ibv_rc_pingpong", "-d", DEV, "-g", Integer.toString(gid), "-n", "300",
+        Selection s = roce();
+        String dev = s.device().name();
+        Process server = nativeTool("ibv_rc_pingpong", "-d", dev, "-g", Integer.toString(s.gidIndex()), "-n", "300",
                 "-s", "2048", "-p", "18711", "-c");
         awaitListening(18711);
-        MainTest.Result r = MainTest.run("rc_pingpong", "-d", DEV, "-n", "300", "-s", "2048", "-p", "18711", "-c", ADDR);
+        MainTest.Result r = MainTest.run("rc_pingpong", "-d", dev, "-n", "300", "-s", "2048", "-p", "18711", "-c",
+                LabSelection.address(s));
         String nativeOut = finish(server);
         System.out.println("native server:\n" + nativeOut + "java client:\n" + r.out() + r.err());
         assertEquals(0, r.status(), r.err());
@@ -94,12 +97,13 @@ class RcPingpongInteropTest {
 
     @Test
     void nativeClientAgainstJavaServerInEventMode() throws Exception {
-        int gid = gidIndex();
+        Selection s = roce();
+        String dev = s.device().name();
         CompletableFuture<MainTest.Result> server = CompletableFuture.supplyAsync(
-                () -> MainTest.run("rc_pingpong", "-d", DEV, "-n", "300", "-p", "18712", "-e", "-c"));
+                () -> MainTest.run("rc_pingpong", "-d", dev, "-n", "300", "-p", "18712", "-e", "-c"));
         awaitListening(18712);
-        Process client = nativeTool("ibv_rc_pingpong", "-d", DEV, "-g", Integer.toString(gid), "-n", "300",
-                "-p", "18712", "-c", ADDR);
+        Process client = nativeTool("ibv_rc_pingpong", "-d", dev, "-g", Integer.toString(s.gidIndex()), "-n", "300",
+                "-p", "18712", "-c", LabSelection.address(s));
         String nativeOut = finish(client);
         MainTest.Result r = server.get(120, TimeUnit.SECONDS);
         System.out.println("native client:\n" + nativeOut + "java server:\n" + r.out() + r.err());
@@ -112,16 +116,18 @@ class RcPingpongInteropTest {
 
     @Test
     void aMalformedPeerIsAClearErrorNotAHang() throws Exception {
-        try (ServerSocket fake = new ServerSocket(18713, 1, InetAddress.getByName(ADDR))) {
+        Selection s = roce();
+        String addr = LabSelection.address(s);
+        try (ServerSocket fake = new ServerSocket(18713, 1, InetAddress.getByName(addr))) {
             CompletableFuture.runAsync(() -> {
-                try (Socket s = fake.accept(); OutputStream out = s.getOutputStream()) {
-                    s.getInputStream().readNBytes(52);
+                try (Socket peer = fake.accept(); OutputStream out = peer.getOutputStream()) {
+                    peer.getInputStream().readNBytes(52);
                     out.write("this is not an address".getBytes(StandardCharsets.US_ASCII));
                 } catch (IOException ignored) {
                     // the client's error is what is tested
                 }
             });
-            MainTest.Result r = MainTest.run("rc_pingpong", "-d", DEV, "-n", "10", "-p", "18713", ADDR);
+            MainTest.Result r = MainTest.run("rc_pingpong", "-d", s.device().name(), "-n", "10", "-p", "18713", addr);
             assertEquals(1, r.status(), r.out() + r.err());
             assertTrue(r.err().contains("has 22 bytes, expected 52"), r.err());
             assertFalse(r.err().contains("Exception"), r.err());
@@ -130,7 +136,8 @@ class RcPingpongInteropTest {
 
     @Test
     void iwarpIsRefusedWithTheReason() {
-        MainTest.Result r = MainTest.run("rc_pingpong", "-d", "siw0", "-n", "10", ADDR);
+        Selection s = LabSelection.select(Transport.IWARP);
+        MainTest.Result r = MainTest.run("rc_pingpong", "-d", s.device().name(), "-n", "10", LabSelection.address(s));
         assertEquals(2, r.status(), r.err());
         assertTrue(r.err().contains("connects only through rdma_cm"), r.err());
     }

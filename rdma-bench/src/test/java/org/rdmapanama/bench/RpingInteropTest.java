@@ -5,7 +5,9 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.rdmapanama.device.Selection;
+import org.rdmapanama.device.Transport;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -24,8 +26,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code rdma-bench rping} against rdmacm-utils' native {@code rping}, both
- * ways, on the lab's rxe0 (RoCEv2) and siw0 (iWARP). The Java side runs in
- * this JVM (pinned to vCPU 0 by scripts/test); native rping runs on vCPU 1.
+ * ways, on each lab transport (RoCEv2 and iWARP; the device and its address
+ * come from selection). The Java side runs in this JVM (pinned to vCPU 0 by scripts/test); native rping runs on vCPU 1.
  * Every wait is bounded; a native process that overstays is destroyed.
  */
 @Tag("device")
@@ -45,15 +47,9 @@ class RpingInteropTest {
         assumeTrue(Files.isExecutable(Path.of("/usr/bin/rping")), "rdmacm-utils' rping is not installed");
     }
 
-    private static String addressOf(String device) {
-        String a = System.getenv("RDMA_LAB_ADDR_" + device.toUpperCase());
-        assumeTrue(a != null, "no lab address for " + device);
-        return a;
-    }
-
-    /** Distinct ports per test and device, so that nothing left behind by one test meets the next. */
-    private static String port(int test, String device) {
-        return Integer.toString(7180 + 2 * test + (device.startsWith("siw") ? 1 : 0));
+    /** Distinct ports per test and transport, so that nothing left behind by one test meets the next. */
+    private static String port(int test, Transport t) {
+        return Integer.toString(7180 + 2 * test + (t == Transport.IWARP ? 1 : 0));
     }
 
     /**
@@ -103,11 +99,12 @@ class RpingInteropTest {
         return Files.exists(p) ? Files.readString(p) : "";
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"rxe0", "siw0"})
-    void javaClientAgainstNativeServer(String device) throws Exception {
-        String addr = addressOf(device);
-        String port = port(0, device);
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    void javaClientAgainstNativeServer(Transport transport) throws Exception {
+        Selection s = LabSelection.select(transport);
+        String device = s.device().name(), addr = LabSelection.address(s);
+        String port = port(0, transport);
         Process server = nativeRping("server", "-s", "-a", addr, "-p", port, "-C", "" + COUNT, "-S", "" + SIZE, "-v");
         try {
             long start = System.nanoTime();
@@ -142,11 +139,12 @@ class RpingInteropTest {
         }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"rxe0", "siw0"})
-    void nativeClientAgainstJavaServer(String device) throws Exception {
-        String addr = addressOf(device);
-        String port = port(1, device);
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    void nativeClientAgainstJavaServer(Transport transport) throws Exception {
+        Selection s = LabSelection.select(transport);
+        String device = s.device().name(), addr = LabSelection.address(s);
+        String port = port(1, transport);
         CompletableFuture<MainTest.Result> server = new CompletableFuture<>();
         Thread serverThread = Thread.ofPlatform().daemon().name("rping-server-" + device).start(() -> {
             try {
@@ -192,12 +190,13 @@ class RpingInteropTest {
         }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"rxe0", "siw0"})
-    void javaClientWithNoServerFailsClearlyAndFast(String device) {
-        String addr = addressOf(device);
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    void javaClientWithNoServerFailsClearlyAndFast(Transport transport) {
+        Selection s = LabSelection.select(transport);
+        String device = s.device().name(), addr = LabSelection.address(s);
         long start = System.nanoTime();
-        MainTest.Result r = MainTest.run("rping", "-c", "-a", addr, "-p", port(2, device), "-C", "3");
+        MainTest.Result r = MainTest.run("rping", "-c", "-a", addr, "-p", port(2, transport), "-C", "3");
         long ms = (System.nanoTime() - start) / 1_000_000;
         System.out.printf("rping %s: java client, nobody listening: status %d after %d ms: %s",
                 device, r.status(), ms, r.err());

@@ -1,5 +1,6 @@
 package org.rdmapanama.device;
 
+import org.rdmapanama.LabDevices;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -113,28 +114,26 @@ class DeviceDiscoveryTest {
         }
     }
 
+    /** The lab's two transports, each found by selection: RoCEv2 with a RoCEv2 GID for its address, iWARP without atomics. */
     @Test
-    void theLabHasSoftRoceAndSoftIwarp() {
+    void theLabHasSoftRoceAndSoftIwarp() throws Exception {
         assumeTrue("1".equals(System.getenv("RDMA_LAB")), "only in the soft-RDMA lab");
-        RdmaDevice rxe = byName("rxe0");
-        assertEquals(Transport.ROCE_V2, rxe.transport());
-        Port p = rxe.port(1);
+        Selection roce = LabDevices.select(Transport.ROCE_V2);
+        assertEquals(Transport.ROCE_V2, roce.device().transport());
+        Port p = roce.port();
         assertEquals(PortState.ACTIVE, p.state());
         assertEquals(LinkLayer.ETHERNET, p.linkLayer());
-        String labAddr = System.getenv("RDMA_LAB_ADDR");
-        assertTrue(p.gids().stream().anyMatch(g -> g.type() == GidType.ROCE_V2 && g.isIpv4()
-                && g.address().getHostAddress().equals(labAddr)), "rxe0 has a RoCEv2 GID for " + labAddr + ": " + p.gids());
+        assertEquals(GidType.ROCE_V2, roce.gid().type(), roce.gid().toString());
+        assertTrue(roce.gid().isIpv4(), roce.gid().toString());
+        assertEquals(roce.ipAddress(), roce.gid().address(),
+                roce.device().name() + "'s RoCEv2 GID is its interface's address: " + p.gids());
 
-        RdmaDevice siw = byName("siw0");
-        assertEquals(Transport.IWARP, siw.transport());
-        assertEquals(PortState.ACTIVE, siw.port(1).state());
-        assertEquals(AtomicCapability.NONE, siw.capabilities().atomicCap(), "siw has no atomics");
-        assertFalse(siw.capabilities().maxSgeRd() > siw.capabilities().maxSge());
-    }
-
-    private static RdmaDevice byName(String name) {
-        return devices.stream().filter(d -> d.name().equals(name)).findFirst()
-                .orElseThrow(() -> new AssertionError(name + " missing; devices: " + devices));
+        Selection iwarp = LabDevices.select(Transport.IWARP);
+        RdmaDevice iw = iwarp.device();
+        assertEquals(Transport.IWARP, iw.transport());
+        assertEquals(PortState.ACTIVE, iwarp.port().state());
+        assertEquals(AtomicCapability.NONE, iw.capabilities().atomicCap(), "soft-iWARP has no atomics");
+        assertFalse(iw.capabilities().maxSgeRd() > iw.capabilities().maxSge());
     }
 
     static Map<String, NativeDevice> parseDevinfo(String text) {
