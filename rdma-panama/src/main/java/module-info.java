@@ -4,7 +4,8 @@
  * links C functions; the others read and write C structs through the
  * generated layouts. {@code org.rdmapanama.device} is discovery, configuration
  * and transport selection; {@code org.rdmapanama} the verbs objects on it;
- * {@code org.rdmapanama.cm} connections on those.
+ * {@code org.rdmapanama.cm} connections on those; {@code org.rdmapanama.error}
+ * (RdmaException) under all of them, internal included. No package cycles.
  */
 module org.rdmapanama {
     requires org.rdmapanama.ffi;
