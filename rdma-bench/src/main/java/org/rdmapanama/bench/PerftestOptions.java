@@ -12,7 +12,9 @@ import java.util.List;
 /**
  * The command line of the perftest-compatible subcommands ({@code write_lat},
  * {@code send_bw}, ...), with perftest's flags, defaults and checks. Parsing
- * is pure (no device), so it is unit-tested on the host.
+ * is pure (no device), so it is unit-tested on the host: picocli fills the
+ * {@code @Option} fields (and calls the setters), then {@link #parse} applies
+ * perftest's checks across flags and its defaults.
  */
 final class PerftestOptions {
 
@@ -99,8 +101,9 @@ final class PerftestOptions {
     @Option(names = {"-A", "--atomic_type"})
     String atomicType;
     boolean fetchAndAdd = true;
+    /** The server's address: at most one, checked in parse() to say so in its own words. */
     @Parameters
-    List<String> rest = new ArrayList<>();
+    List<String> addresses = new ArrayList<>();
     String server;
     /** {@code -F}: accepted and ignored (perftest's CPU frequency check; we use System.nanoTime). */
     @Option(names = {"-F", "--CPU-freq"})
@@ -205,10 +208,10 @@ final class PerftestOptions {
                         "option -A must be CMP_AND_SWAP or FETCH_AND_ADD, got '" + o.atomicType + "'");
             }
         }
-        if (o.rest.size() > 1) {
-            throw new IllegalArgumentException("one server address at most, got " + String.join(" ", o.rest));
+        if (o.addresses.size() > 1) {
+            throw new IllegalArgumentException("one server address at most, got " + String.join(" ", o.addresses));
         }
-        o.server = o.rest.isEmpty() ? null : o.rest.getFirst();
+        o.server = o.addresses.isEmpty() ? null : o.addresses.getFirst();
         o.applyDefaults();
         return o;
     }
