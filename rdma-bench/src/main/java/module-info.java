@@ -2,4 +2,7 @@
 module org.rdmapanama.bench {
     requires org.rdmapanama;
     requires jmh.core;
+    requires info.picocli;
+    // picocli fills the @Option fields of the command-line classes by reflection.
+    opens org.rdmapanama.bench to info.picocli;
 }

@@ -1,24 +1,130 @@
 package org.rdmapanama.bench;
 
-/** Option values for the perftest- and pingpong-style commands. */
+import org.rdmapanama.device.Port;
+import picocli.CommandLine;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.MissingParameterException;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.TypeConversionException;
+import picocli.CommandLine.UnmatchedArgumentException;
+
+/**
+ * The subcommands' command lines, parsed by picocli into an object with
+ * {@code @Option} fields; errors become one-line {@link IllegalArgumentException}s
+ * that name the flag as the user spelled it. Usage texts stay hand-written, in
+ * the native tools' layout.
+ */
 final class CliArgs {
     private CliArgs() {}
 
+    /** Where a converter's message names the flag; {@link #parse} puts the spelling the user typed there. */
+    static final String FLAG = "{flag}";
+
+    /**
+     * Fills {@code options} from {@code args}; false if {@code -h} was asked for.
+     *
+     * @throws IllegalArgumentException with a one-line message naming the bad flag or value
+     */
+    static boolean parse(Object options, String[] args) {
+        CommandLine cl = new CommandLine(options)
+                .setOverwrittenOptionsAllowed(true) // the last of a repeated flag wins, as with getopt
+                .setExpandAtFiles(false);           // "@x" is an argument, not a file to read arguments from
+        try {
+            return !cl.parseArgs(args).isUsageHelpRequested();
+        } catch (ParameterException e) {
+            throw new IllegalArgumentException(message(e, args), e);
+        }
+    }
+
+    private static String message(ParameterException e, String[] args) {
+        if (e instanceof UnmatchedArgumentException u && !u.getUnmatched().isEmpty()) {
+            String a = u.getUnmatched().getFirst();
+            return (a.startsWith("-") ? "unknown option '" : "unexpected argument '") + a + "'";
+        }
+        if (e instanceof MissingParameterException m && !m.getMissing().isEmpty()
+                && m.getMissing().getFirst() instanceof OptionSpec os) {
+            return "option " + typed(os, args) + " needs a value";
+        }
+        if (e.getArgSpec() instanceof OptionSpec os && e.getCause() instanceof TypeConversionException t) {
+            String flag = typed(os, args);
+            if (t.getMessage().contains(FLAG)) {
+                return t.getMessage().replace(FLAG, flag);
+            }
+            // picocli's own converters: for a flag without a value, "-R=1" fails as "'1' is not a boolean"
+            boolean flagOnly = os.type() == boolean.class || os.type() == Boolean.class;
+            return "option " + flag + (flagOnly ? " takes no value" : ": " + t.getMessage());
+        }
+        return e.getMessage().strip().replace('\n', ' ');
+    }
+
+    /** The spelling of {@code os} in {@code args} ({@code -s} or {@code --size}); picocli reports only the option. */
+    private static String typed(OptionSpec os, String[] args) {
+        String found = null;
+        for (String a : args) {
+            for (String n : os.names()) {
+                boolean attached = n.length() == 2 && !a.startsWith("--") && a.startsWith(n); // -s64
+                if (a.equals(n) || a.startsWith(n + "=") || attached) {
+                    found = n;
+                }
+            }
+        }
+        return found != null ? found : os.longestName();
+    }
+
     /**
      * A number in {@code min..max}, read like C's {@code strtol(v, NULL, 0)} that
-     * perftest and ibv_rc_pingpong use (so {@code 0x10} works); otherwise an
-     * {@link IllegalArgumentException} naming the option.
+     * perftest and ibv_rc_pingpong use (so {@code 0x10} and octal {@code 010} work).
      */
-    static int number(String flag, String v, int min, int max) {
-        long n;
-        try {
-            n = Long.decode(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("option " + flag + " needs a number, got '" + v + "'");
+    abstract static class Range implements ITypeConverter<Integer> {
+        private final int min;
+        private final int max;
+
+        Range(int min, int max) {
+            this.min = min;
+            this.max = max;
         }
-        if (n < min || n > max) {
-            throw new IllegalArgumentException("option " + flag + " must be " + min + ".." + max + ", got " + v);
+
+        @Override
+        public Integer convert(String v) {
+            long n;
+            try {
+                n = Long.decode(v);
+            } catch (NumberFormatException e) {
+                throw new TypeConversionException("option " + FLAG + " needs a number, got '" + v + "'");
+            }
+            if (n < min || n > max) {
+                throw new TypeConversionException("option " + FLAG + " must be " + min + ".." + max + ", got " + v);
+            }
+            return (int) n;
         }
-        return (int) n;
+    }
+
+    static final class Port extends Range {
+        Port() {
+            super(1, 65535);
+        }
+    }
+
+    static final class IbPort extends Range {
+        IbPort() {
+            super(1, 255);
+        }
+    }
+
+    static final class GidIndex extends Range {
+        GidIndex() {
+            super(0, 65535);
+        }
+    }
+
+    static final class NonEmpty implements ITypeConverter<String> {
+        @Override
+        public String convert(String v) {
+            if (v.isBlank()) {
+                throw new TypeConversionException("option " + FLAG + " needs a non-empty value");
+            }
+            return v;
+        }
     }
 }

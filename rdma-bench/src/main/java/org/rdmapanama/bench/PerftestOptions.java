@@ -1,6 +1,12 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.device.Port;
 import org.rdmapanama.device.Transport;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.TypeConversionException;
+
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -8,7 +14,9 @@ import java.util.List;
 /**
  * The command line of the perftest-compatible subcommands ({@code write_lat},
  * {@code send_bw}, ...), with perftest's flags, defaults and checks. Parsing
- * is pure (no device), so it is unit-tested on the host.
+ * is pure (no device), so it is unit-tested on the host: picocli fills the
+ * {@code @Option} fields (and calls the setters), then {@link #parse} applies
+ * perftest's checks across flags and its defaults.
  */
 final class PerftestOptions {
 
@@ -64,27 +72,65 @@ final class PerftestOptions {
     static final int MIN_ITERS = 5;
 
     Test test;
+    @Option(names = {"-d", "--ib-dev"}, converter = CliArgs.NonEmpty.class)
     String device;
+    @Option(names = {"-i", "--ib-port"}, converter = CliArgs.IbPort.class)
     int ibPort = 1;
+    @Option(names = {"-x", "--gid-index"}, converter = CliArgs.GidIndex.class)
     Integer gidIndex;
     int size;
     boolean sizeGiven;
+    @Option(names = {"-a", "--all"})
     boolean allSizes;
+    @Option(names = {"-n", "--iters"}, converter = Iters.class)
     int iters;
+    @Option(names = {"-D", "--duration"}, converter = Seconds.class)
     Integer duration;
+    @Option(names = {"-R", "--rdma_cm"})
     boolean rdmaCm;
     int txDepth;
     boolean txDepthGiven;
+    @Option(names = {"-I", "--inline_size"}, converter = InlineSize.class)
     int inlineSize = -1;
+    @Option(names = {"-q", "--qp"}, converter = Qps.class)
     int numQps = 1;
+    @Option(names = "--report_gbits")
     boolean reportGbits;
+    @Option(names = {"-p", "--port"}, converter = CliArgs.Port.class)
     int port = DEFAULT_PORT;
+    @Option(names = "--transport", converter = TransportName.class)
     String transport;
+    @Option(names = {"-A", "--atomic_type"})
+    String atomicType;
     boolean fetchAndAdd = true;
+    /** The server's address: at most one, checked in parse() to say so in its own words. */
+    @Parameters
+    List<String> addresses = new ArrayList<>();
     String server;
     /** {@code -F}: accepted and ignored (perftest's CPU frequency check; we use System.nanoTime). */
+    @Option(names = {"-F", "--CPU-freq"})
     boolean ignoreCpuFreq;
+    @Option(names = "--warmup", converter = WarmupSeconds.class)
     int warmupMaxSeconds = 60;
+    @Option(names = {"-h", "--help"}, usageHelp = true)
+    boolean help;
+
+    @Option(names = {"-s", "--size"}, converter = Size.class)
+    void size(int s) {
+        size = s;
+        sizeGiven = true;
+    }
+
+    @Option(names = {"-t", "--tx-depth"}, converter = TxDepth.class)
+    void txDepth(int t) {
+        txDepth = t;
+        txDepthGiven = true;
+    }
+
+    @Option(names = "--no-warmup")
+    void noWarmup(boolean ignored) {
+        warmupMaxSeconds = 0;
+    }
 
     /**
      * Unreported runs of the same test before the reported one, until the JIT
@@ -147,94 +193,27 @@ final class PerftestOptions {
     static PerftestOptions parse(Test test, String[] args) {
         PerftestOptions o = new PerftestOptions();
         o.test = test;
-        List<String> rest = new ArrayList<>();
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            String inlineValue = null;
-            if (a.startsWith("--") && a.indexOf('=') > 0) {
-                inlineValue = a.substring(a.indexOf('=') + 1);
-                a = a.substring(0, a.indexOf('='));
+        if (!CliArgs.parse(o, args)) {
+            return null;
+        }
+        if (o.numQps != 1) {
+            throw new IllegalArgumentException("option -q: only 1 QP is supported, got " + o.numQps);
+        }
+        if (o.atomicType != null) {
+            if (test.verb != Verb.ATOMIC) {
+                throw new IllegalArgumentException("option -A is for atomic_lat only");
             }
-            boolean takesValue = switch (a) {
-                case "-d", "--ib-dev", "-i", "--ib-port", "-x", "--gid-index", "-s", "--size", "-n", "--iters",
-                     "-D", "--duration", "-t", "--tx-depth", "-I", "--inline_size", "-q", "--qp", "-p", "--port",
-                     "--transport", "-A", "--atomic_type", "--warmup" -> true;
-                default -> false;
-            };
-            String v = null;
-            if (takesValue) {
-                if (inlineValue != null) {
-                    v = inlineValue;
-                } else if (i + 1 < args.length) {
-                    v = args[++i];
-                } else {
-                    throw new IllegalArgumentException("option " + a + " needs a value");
-                }
-            } else if (inlineValue != null) {
-                throw new IllegalArgumentException("option " + a + " takes no value");
-            }
-            switch (a) {
-                case "-h", "--help" -> {
-                    return null;
-                }
-                case "-d", "--ib-dev" -> o.device = nonEmpty(a, v);
-                case "-i", "--ib-port" -> o.ibPort = CliArgs.number(a, v, 1, 255);
-                case "-x", "--gid-index" -> o.gidIndex = CliArgs.number(a, v, 0, 65535);
-                case "-s", "--size" -> {
-                    o.size = CliArgs.number(a, v, 1, MAX_SIZE);
-                    o.sizeGiven = true;
-                }
-                case "-a", "--all" -> o.allSizes = true;
-                case "-n", "--iters" -> o.iters = CliArgs.number(a, v, MIN_ITERS, 100_000_000);
-                case "-D", "--duration" -> o.duration = CliArgs.number(a, v, 1, 86_400);
-                case "-R", "--rdma_cm" -> o.rdmaCm = true;
-                case "-t", "--tx-depth" -> {
-                    o.txDepth = CliArgs.number(a, v, 1, 16384);
-                    o.txDepthGiven = true;
-                }
-                case "-I", "--inline_size" -> o.inlineSize = CliArgs.number(a, v, 0, 1 << 16);
-                case "-q", "--qp" -> {
-                    o.numQps = CliArgs.number(a, v, 1, 65536);
-                    if (o.numQps != 1) {
-                        throw new IllegalArgumentException("option " + a + ": only 1 QP is supported, got " + v);
-                    }
-                }
-                case "-F", "--CPU-freq" -> o.ignoreCpuFreq = true;
-                case "--report_gbits" -> o.reportGbits = true;
-                case "--no-warmup" -> o.warmupMaxSeconds = 0;
-                case "--warmup" -> o.warmupMaxSeconds = CliArgs.number(a, v, 0, 3600);
-                case "-p", "--port" -> o.port = CliArgs.number(a, v, 1, 65535);
-                case "--transport" -> {
-                    try {
-                        org.rdmapanama.device.Transport.parse(v);
-                    } catch (IllegalArgumentException e) {
-                        throw new IllegalArgumentException("option --transport: " + e.getMessage());
-                    }
-                    o.transport = v;
-                }
-                case "-A", "--atomic_type" -> {
-                    if (test.verb != Verb.ATOMIC) {
-                        throw new IllegalArgumentException("option " + a + " is for atomic_lat only");
-                    }
-                    switch (v) {
-                        case "FETCH_AND_ADD" -> o.fetchAndAdd = true;
-                        case "CMP_AND_SWAP" -> o.fetchAndAdd = false;
-                        default -> throw new IllegalArgumentException(
-                                "option " + a + " must be CMP_AND_SWAP or FETCH_AND_ADD, got '" + v + "'");
-                    }
-                }
-                default -> {
-                    if (a.startsWith("-")) {
-                        throw new IllegalArgumentException("unknown option '" + args[i] + "'");
-                    }
-                    rest.add(a);
-                }
+            switch (o.atomicType) {
+                case "FETCH_AND_ADD" -> o.fetchAndAdd = true;
+                case "CMP_AND_SWAP" -> o.fetchAndAdd = false;
+                default -> throw new IllegalArgumentException(
+                        "option -A must be CMP_AND_SWAP or FETCH_AND_ADD, got '" + o.atomicType + "'");
             }
         }
-        if (rest.size() > 1) {
-            throw new IllegalArgumentException("one server address at most, got " + String.join(" ", rest));
+        if (o.addresses.size() > 1) {
+            throw new IllegalArgumentException("one server address at most, got " + String.join(" ", o.addresses));
         }
-        o.server = rest.isEmpty() ? null : rest.getFirst();
+        o.server = o.addresses.isEmpty() ? null : o.addresses.getFirst();
         o.applyDefaults();
         return o;
     }
@@ -280,13 +259,60 @@ final class PerftestOptions {
         }
     }
 
-    private static String nonEmpty(String flag, String v) {
-        if (v.isBlank()) {
-            throw new IllegalArgumentException("option " + flag + " needs a non-empty value");
+    // perftest's limits, as picocli converters (strtol-like numbers, see CliArgs.Range).
+    static final class Size extends CliArgs.Range {
+        Size() {
+            super(1, MAX_SIZE);
         }
-        return v;
     }
 
+    static final class Iters extends CliArgs.Range {
+        Iters() {
+            super(MIN_ITERS, 100_000_000);
+        }
+    }
+
+    static final class Seconds extends CliArgs.Range {
+        Seconds() {
+            super(1, 86_400);
+        }
+    }
+
+    static final class TxDepth extends CliArgs.Range {
+        TxDepth() {
+            super(1, 16384);
+        }
+    }
+
+    static final class InlineSize extends CliArgs.Range {
+        InlineSize() {
+            super(0, 1 << 16);
+        }
+    }
+
+    static final class Qps extends CliArgs.Range {
+        Qps() {
+            super(1, 65536);
+        }
+    }
+
+    static final class WarmupSeconds extends CliArgs.Range {
+        WarmupSeconds() {
+            super(0, 3600);
+        }
+    }
+
+    static final class TransportName implements ITypeConverter<String> {
+        @Override
+        public String convert(String v) {
+            try {
+                org.rdmapanama.device.Transport.parse(v);
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException("option " + CliArgs.FLAG + ": " + e.getMessage());
+            }
+            return v;
+        }
+    }
 
     static void usage(Test test, PrintStream s) {
         s.println("Usage:");

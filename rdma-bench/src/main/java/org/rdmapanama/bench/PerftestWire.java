@@ -19,7 +19,7 @@ record PerftestWire(int test, int flags, int lid, int size, int iters, int qpn, 
                     long length, byte[] gid) {
     static final int SIZE = 56;
     static final short MAGIC = 0x5054; // "PT"
-    static final int VERSION = 2; // 2: warm-up rounds end by a vote (PerftestCommand.agree)
+    static final int VERSION = 2; // 2: warm-up rounds end by a vote (PerftestControl.agree)
     static final int FLAG_ALL = 1, FLAG_DURATION = 2, FLAG_RDMA_CM = 4, FLAG_FETCH_ADD = 8, FLAG_WARMUP = 16;
 
     static int flagsOf(PerftestOptions o) {

@@ -5,20 +5,23 @@ import org.rdmapanama.CompletionBatch;
 import org.rdmapanama.CompletionChannel;
 import org.rdmapanama.CompletionQueue;
 import org.rdmapanama.DeviceContext;
+import org.rdmapanama.device.Gid;
+import org.rdmapanama.device.GidType;
 import org.rdmapanama.MemoryRegion;
+import org.rdmapanama.device.Port;
 import org.rdmapanama.ProtectionDomain;
 import org.rdmapanama.QpAddress;
 import org.rdmapanama.QueuePair;
 import org.rdmapanama.QueuePairConfig;
+import org.rdmapanama.device.RdmaConfig;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ReceiveRequest;
 import org.rdmapanama.SendRequest;
-import org.rdmapanama.bench.oob.OutOfBand;
-import org.rdmapanama.device.Gid;
-import org.rdmapanama.device.GidType;
-import org.rdmapanama.device.Port;
-import org.rdmapanama.device.RdmaConfig;
 import org.rdmapanama.device.Transport;
-import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.bench.oob.OutOfBand;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.TypeConversionException;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -47,18 +50,73 @@ final class RcPingpongCommand {
     private static final Duration STALL = Duration.ofSeconds(30);
 
     static final class Options {
+        @Option(names = {"-p", "--port"}, converter = CliArgs.Port.class)
         int port = 18515;
+        @Option(names = {"-d", "--ib-dev"})
         String device;
+        @Option(names = {"-i", "--ib-port"}, converter = CliArgs.IbPort.class)
         int ibPort = 1;
+        @Option(names = {"-s", "--size"}, converter = Size.class)
         int size = 4096;
+        @Option(names = {"-m", "--mtu"}, converter = Mtu.class)
         int mtu = 1024;
+        @Option(names = {"-r", "--rx-depth"}, converter = RxDepth.class)
         int rxDepth = 500;
+        @Option(names = {"-n", "--iters"}, converter = Iters.class)
         int iters = 1000;
+        @Option(names = {"-l", "--sl"}, converter = ServiceLevel.class)
         int sl = 0;
+        @Option(names = {"-e", "--events"})
         boolean events;
+        @Option(names = {"-g", "--gid-idx"}, converter = CliArgs.GidIndex.class)
         Integer gidIndex;
+        @Option(names = {"-c", "--chk"})
         boolean validate;
+        @Option(names = {"-h", "--help"}, usageHelp = true)
+        boolean help;
+        @Parameters
+        List<String> rest = new ArrayList<>();
         String server;
+    }
+
+    // ibv_rc_pingpong's limits, as picocli converters (strtol-like numbers, see CliArgs.Range).
+    static final class Size extends CliArgs.Range {
+        Size() {
+            super(1, Integer.MAX_VALUE);
+        }
+    }
+
+    static final class Iters extends CliArgs.Range {
+        Iters() {
+            super(1, Integer.MAX_VALUE);
+        }
+    }
+
+    static final class RxDepth extends CliArgs.Range {
+        RxDepth() {
+            super(2, 1 << 20);
+        }
+    }
+
+    static final class ServiceLevel extends CliArgs.Range {
+        ServiceLevel() {
+            super(0, 15);
+        }
+    }
+
+    static final class Mtu extends CliArgs.Range {
+        Mtu() {
+            super(256, 4096);
+        }
+
+        @Override
+        public Integer convert(String v) {
+            int mtu = super.convert(v);
+            if (Integer.bitCount(mtu) != 1) {
+                throw new TypeConversionException("MTU must be 256, 512, 1024, 2048 or 4096, got " + mtu);
+            }
+            return mtu;
+        }
     }
 
     static int run(String[] args, PrintStream out, PrintStream err) {
@@ -89,53 +147,18 @@ final class RcPingpongCommand {
         }
     }
 
+    /** The options, or null for {@code -h}; throws IllegalArgumentException with a one-line reason. */
     static Options parse(String[] args) {
         Options o = new Options();
-        List<String> rest = new ArrayList<>();
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            switch (a) {
-                case "-h", "--help" -> {
-                    return null;
-                }
-                case "-p", "--port" -> o.port = CliArgs.number(a, value(args, ++i, a), 1, 65535);
-                case "-d", "--ib-dev" -> o.device = value(args, ++i, a);
-                case "-i", "--ib-port" -> o.ibPort = CliArgs.number(a, value(args, ++i, a), 1, 255);
-                case "-s", "--size" -> o.size = CliArgs.number(a, value(args, ++i, a), 1, Integer.MAX_VALUE);
-                case "-m", "--mtu" -> {
-                    o.mtu = CliArgs.number(a, value(args, ++i, a), 256, 4096);
-                    if (Integer.bitCount(o.mtu) != 1) {
-                        throw new IllegalArgumentException("MTU must be 256, 512, 1024, 2048 or 4096, got " + o.mtu);
-                    }
-                }
-                case "-r", "--rx-depth" -> o.rxDepth = CliArgs.number(a, value(args, ++i, a), 2, 1 << 20);
-                case "-n", "--iters" -> o.iters = CliArgs.number(a, value(args, ++i, a), 1, Integer.MAX_VALUE);
-                case "-l", "--sl" -> o.sl = CliArgs.number(a, value(args, ++i, a), 0, 15);
-                case "-e", "--events" -> o.events = true;
-                case "-g", "--gid-idx" -> o.gidIndex = CliArgs.number(a, value(args, ++i, a), 0, 65535);
-                case "-c", "--chk" -> o.validate = true;
-                default -> {
-                    if (a.startsWith("-")) {
-                        throw new IllegalArgumentException("unknown option '" + a + "'");
-                    }
-                    rest.add(a);
-                }
-            }
+        if (!CliArgs.parse(o, args)) {
+            return null;
         }
-        if (rest.size() > 1) {
-            throw new IllegalArgumentException("one server name at most, got " + rest);
+        if (o.rest.size() > 1) {
+            throw new IllegalArgumentException("one server name at most, got " + o.rest);
         }
-        o.server = rest.isEmpty() ? null : rest.getFirst();
+        o.server = o.rest.isEmpty() ? null : o.rest.getFirst();
         return o;
     }
-
-    private static String value(String[] args, int i, String flag) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException("option " + flag + " needs a value");
-        }
-        return args[i];
-    }
-
 
     static void usage(PrintStream s) {
         s.println("usage: rdma-bench rc_pingpong [options] [servername]   (ibv_rc_pingpong-compatible)");
@@ -159,8 +182,8 @@ final class RcPingpongCommand {
             config = config.withGid(Integer.toString(o.gidIndex));
         }
         try (DeviceContext ctx = DeviceContext.open(config)) {
-            if (ctx.transport() == Transport.IWARP) {
-                throw new IllegalArgumentException(ctx.device().name() + " is iWARP, which connects only through "
+            if (ctx.transport().connectsOnlyThroughRdmaCm()) {
+                throw new IllegalArgumentException(ctx.device().name() + " is " + ctx.transport().displayName() + ", which connects only through "
                         + "rdma_cm; rc_pingpong's out-of-band setup needs InfiniBand or RoCE (try rping)");
             }
             Port port = ctx.selection().port();

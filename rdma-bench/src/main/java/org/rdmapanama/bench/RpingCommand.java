@@ -1,11 +1,14 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.cm.CmEventType;
 import org.rdmapanama.cm.CmException;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
-import org.rdmapanama.error.RdmaException;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.TypeConversionException;
 
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -154,96 +157,112 @@ final class RpingCommand {
         }
     }
 
-    // --- the command line, getopt-style like rping's "a:I:Pp:C:S:scvVdq" ---
+    // --- the command line, getopt-style like rping's "a:I:Pp:C:S:scvVdq" (picocli groups -vV and reads -C5) ---
+
+    /** The flags as given; {@link #parse} checks them and resolves the addresses. */
+    static final class Flags {
+        @Option(names = "-s")
+        boolean server;
+        @Option(names = "-c")
+        boolean client;
+        @Option(names = "-a")
+        String address;
+        @Option(names = "-I")
+        String source;
+        @Option(names = "-p", converter = PortNumber.class)
+        int port = DEFAULT_PORT;
+        @Option(names = "-C", converter = Count.class)
+        int count = 0;
+        @Option(names = "-S", converter = Size.class)
+        int size = 64;
+        @Option(names = "-v")
+        boolean verbose;
+        @Option(names = "-V")
+        boolean validate;
+        @Option(names = "-d")
+        boolean debug;
+        @Option(names = "-P")
+        boolean persistent;
+        @Option(names = "-q")
+        boolean selfCreatedQp;
+        @Option(names = {"-h", "--help"}, usageHelp = true)
+        boolean help;
+    }
 
     /** The options, or null for {@code -h}; throws IllegalArgumentException with a one-line reason. */
     static Options parse(String[] args) {
-        Boolean server = null;
-        String address = null;
-        String source = null;
-        int port = DEFAULT_PORT;
-        int count = 0;
-        int size = 64;
-        boolean verbose = false;
-        boolean validate = false;
-        boolean debug = false;
-        boolean persistent = false;
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (a.equals("-h") || a.equals("--help")) {
-                return null;
-            }
-            if (!a.startsWith("-") || a.length() < 2 || a.startsWith("--")) {
-                throw new IllegalArgumentException("unexpected argument '" + a + "'");
-            }
-            // Flags group as in getopt (-vV); a value follows its letter directly (-C5) or as the next argument.
-            for (int j = 1; j < a.length(); j++) {
-                char f = a.charAt(j);
-                if ("aIpCS".indexOf(f) >= 0) {
-                    String v;
-                    if (j + 1 < a.length()) {
-                        v = a.substring(j + 1);
-                    } else if (i + 1 < args.length) {
-                        v = args[++i];
-                    } else {
-                        throw new IllegalArgumentException("option -" + f + " needs a value");
-                    }
-                    switch (f) {
-                        case 'a' -> address = v;
-                        case 'I' -> source = v;
-                        case 'p' -> port = number("-p", v, 1, 65535, "port");
-                        case 'C' -> count = number("-C", v, 0, Integer.MAX_VALUE, "count");
-                        default -> size = number("-S", v, MIN_SIZE, MAX_SIZE, "size");
-                    }
-                    break;
-                }
-                switch (f) {
-                    case 's', 'c' -> {
-                        boolean s = f == 's';
-                        if (server != null && server != s) {
-                            throw new IllegalArgumentException("-s and -c exclude each other");
-                        }
-                        server = s;
-                    }
-                    case 'v' -> verbose = true;
-                    case 'V' -> validate = true;
-                    case 'd' -> debug = true;
-                    case 'P' -> persistent = true;
-                    case 'q' -> throw new IllegalArgumentException(
-                            "-q (a self-created, self-modified QP) is not supported: rdma-panama creates the QP through rdma_cm");
-                    default -> throw new IllegalArgumentException("unknown option '-" + f + "'");
-                }
-            }
+        Flags f = new Flags();
+        if (!CliArgs.parse(f, args)) {
+            return null;
         }
-        if (server == null) {
+        if (f.selfCreatedQp) {
+            throw new IllegalArgumentException(
+                    "-q (a self-created, self-modified QP) is not supported: rdma-panama creates the QP through rdma_cm");
+        }
+        if (f.server && f.client) {
+            throw new IllegalArgumentException("-s and -c exclude each other");
+        }
+        if (!f.server && !f.client) {
             throw new IllegalArgumentException("choose -s (server) or -c (client)");
         }
-        if (!server && address == null) {
+        if (f.client && f.address == null) {
             throw new IllegalArgumentException("the client needs the server's address (-a ADDR)");
         }
-        if (server && source != null) {
+        if (f.server && f.source != null) {
             throw new IllegalArgumentException("-I (source address) is for the client");
         }
-        if (!server && persistent) {
+        if (f.client && f.persistent) {
             throw new IllegalArgumentException("-P (persistent) is for the server");
         }
-        InetAddress addr = address == null ? wildcard() : resolve("-a", address);
-        InetAddress src = source == null ? null : resolve("-I", source);
-        return new Options(server, addr, src, port, count, size, verbose, validate, debug, persistent);
+        InetAddress addr = f.address == null ? wildcard() : resolve("-a", f.address);
+        InetAddress src = f.source == null ? null : resolve("-I", f.source);
+        return new Options(f.server, addr, src, f.port, f.count, f.size, f.verbose, f.validate, f.debug, f.persistent);
     }
 
-    private static int number(String flag, String v, int min, int max, String what) {
-        long n;
-        try {
-            n = Long.parseLong(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("invalid " + what + " '" + v + "' for " + flag + ": not a number");
+    /** rping's numbers: decimal, with its messages ("invalid size 22 for -S (valid range is 23 to 65535)"). */
+    abstract static class Number implements ITypeConverter<Integer> {
+        private final int min;
+        private final int max;
+        private final String what;
+
+        Number(int min, int max, String what) {
+            this.min = min;
+            this.max = max;
+            this.what = what;
         }
-        if (n < min || n > max) {
-            throw new IllegalArgumentException("invalid " + what + " " + n + " for " + flag
-                    + " (valid range is " + min + " to " + max + ")");
+
+        @Override
+        public Integer convert(String v) {
+            long n;
+            try {
+                n = Long.parseLong(v);
+            } catch (NumberFormatException e) {
+                throw new TypeConversionException("invalid " + what + " '" + v + "' for " + CliArgs.FLAG + ": not a number");
+            }
+            if (n < min || n > max) {
+                throw new TypeConversionException("invalid " + what + " " + n + " for " + CliArgs.FLAG
+                        + " (valid range is " + min + " to " + max + ")");
+            }
+            return (int) n;
         }
-        return (int) n;
+    }
+
+    static final class PortNumber extends Number {
+        PortNumber() {
+            super(1, 65535, "port");
+        }
+    }
+
+    static final class Count extends Number {
+        Count() {
+            super(0, Integer.MAX_VALUE, "count");
+        }
+    }
+
+    static final class Size extends Number {
+        Size() {
+            super(MIN_SIZE, MAX_SIZE, "size");
+        }
     }
 
     private static InetAddress resolve(String flag, String host) {

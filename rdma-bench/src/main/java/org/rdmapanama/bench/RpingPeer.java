@@ -18,10 +18,7 @@ import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 /**
  * One side of an rping connection: its buffers, its pre-built work requests,
@@ -58,10 +55,6 @@ final class RpingPeer implements AutoCloseable {
     private static final long CM_CHECK_NANOS = 5_000_000;
     private static final Duration CM_CHECK_WAIT = Duration.ofMillis(1);
 
-    private static final byte[] PREFIX = "rdma-ping-".getBytes(StandardCharsets.US_ASCII);
-    private static final byte FIRST = 'A';
-    private static final byte LAST = 'z';
-
     private final RdmaConnection conn;
     private final RpingCommand.Options options;
     private final PrintStream out;
@@ -78,7 +71,7 @@ final class RpingPeer implements AutoCloseable {
     private SendRequest rdma;
     private final long[] posted = new long[4];
     private final long[] completed = new long[4];
-    private final byte[] digits = new byte[11];
+    private final RpingData pingData = new RpingData();
     private boolean peerGone;
     private long lastCmCheck;
     // The last rping_rdma_info received (the server's view of the client's buffer).
@@ -136,7 +129,7 @@ final class RpingPeer implements AutoCloseable {
         MemorySegment sink = rdmaBuf.segment();
         int count = options.count();
         for (int ping = 0; count == 0 || ping < count; ping++) {
-            fillSource(start, ping);
+            pingData.fill(start, ping);
             sink.fill((byte) 0); // so that -V sees what this ping's RDMA Write brought, not the last one's
             advertise(startBuf);
             awaitReply("its go-ahead after the RDMA Read", ping);
@@ -146,54 +139,13 @@ final class RpingPeer implements AutoCloseable {
                 long at = start.mismatch(sink);
                 if (at >= 0) {
                     throw new RdmaException("data mismatch in ping " + ping + " at byte " + at + " of "
-                            + options.size() + ": sent '" + text(start) + "', got back '" + text(sink) + "'");
+                            + options.size() + ": sent '" + RpingData.text(start) + "', got back '" + RpingData.text(sink) + "'");
                 }
             }
             if (options.verbose()) {
-                out.println("ping data: " + text(sink));
+                out.println("ping data: " + RpingData.text(sink));
             }
         }
-    }
-
-    /**
-     * rping's ping data: {@code "rdma-ping-%d: "}, then letters from 'A' + ping
-     * (mod 58) rising through 'z' and wrapping to 'A', and a final NUL.
-     * Writes native memory only: no String per ping.
-     */
-    void fillSource(MemorySegment buf, int ping) {
-        int size = (int) buf.byteSize();
-        int n = 0;
-        for (byte b : PREFIX) {
-            n = put(buf, n, b, size);
-        }
-        int d = digits.length;
-        long v = Math.abs((long) ping);
-        do {
-            digits[--d] = (byte) ('0' + v % 10);
-            v /= 10;
-        } while (v > 0);
-        if (ping < 0) {
-            digits[--d] = '-';
-        }
-        for (; d < digits.length; d++) {
-            n = put(buf, n, digits[d], size);
-        }
-        n = put(buf, n, (byte) ':', size);
-        n = put(buf, n, (byte) ' ', size);
-        // n is what snprintf returns: the full length, even if the header was cut short.
-        byte c = (byte) (FIRST + Math.floorMod(ping, LAST - FIRST + 1));
-        for (int i = n; i < size; i++) {
-            buf.set(JAVA_BYTE, i, c);
-            c = c == LAST ? FIRST : (byte) (c + 1);
-        }
-        buf.set(JAVA_BYTE, size - 1, (byte) 0);
-    }
-
-    private static int put(MemorySegment buf, int at, byte b, int size) {
-        if (at < size - 1) {
-            buf.set(JAVA_BYTE, at, b);
-        }
-        return at + 1;
     }
 
     /** SENDs the address, rkey and size of {@code mr}, once the previous SEND has left the buffer. */
@@ -247,12 +199,12 @@ final class RpingPeer implements AutoCloseable {
         post(rdma, READ_WRID);
         await(READ_WRID, posted[READ_WRID], "the RDMA Read of the client's source buffer");
         if (options.verbose()) {
-            out.println("server ping data: " + text(data.asSlice(0, length)));
+            out.println("server ping data: " + RpingData.text(data.asSlice(0, length)));
         }
         post(send, SEND_WRID); // go ahead
         await(RECV_WRID, completed[RECV_WRID] + 1, "the sink advertisement");
         // rping writes strlen + 1 bytes; never more than was read, nor than the sink holds.
-        int write = Math.min(Math.min(strlen(data, length) + 1, length), Math.max(0, remoteLength));
+        int write = Math.min(Math.min(RpingData.strlen(data, length) + 1, length), Math.max(0, remoteLength));
         debug("rdma write of %d bytes to rkey %x addr %x", write, remoteRkey, remoteAddr);
         rdma.wrId(WRITE_WRID).opcode(Opcode.RDMA_WRITE).sge(rdmaBuf, 0, write).remote(remoteAddr, remoteRkey);
         post(rdma, WRITE_WRID);
@@ -343,21 +295,6 @@ final class RpingPeer implements AutoCloseable {
             case WRITE_WRID -> "the RDMA Write";
             default -> "work request " + wrId;
         };
-    }
-
-    /** The bytes before the first NUL (at most all of them): what rping prints with %s. */
-    static String text(MemorySegment s) {
-        int n = strlen(s, (int) s.byteSize());
-        return new String(s.asSlice(0, n).toArray(JAVA_BYTE), StandardCharsets.ISO_8859_1);
-    }
-
-    private static int strlen(MemorySegment s, int max) {
-        for (int i = 0; i < max; i++) {
-            if (s.get(JAVA_BYTE, i) == 0) {
-                return i;
-            }
-        }
-        return max;
     }
 
     void debug(String format, Object... args) {

@@ -1,16 +1,19 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.device.Port;
 import org.rdmapanama.Access;
 import org.rdmapanama.CompletionBatch;
 import org.rdmapanama.MemoryRegion;
 import org.rdmapanama.Opcode;
+import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ReceiveRequest;
 import org.rdmapanama.RemoteBuffer;
 import org.rdmapanama.SendRequest;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
-import org.rdmapanama.error.RdmaException;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -53,62 +56,68 @@ final class ScaleCommand {
     static final ConnectionOptions OPTIONS = new ConnectionOptions(4, 4, 1, 1, 0, 8, 1, 7, 7);
     static final long TAG = 0x5ca1e00000000000L;
 
-    static int run(String[] args, PrintStream out, PrintStream err) {
-        if (args.length == 0 || args[0].equals("-h")) {
-            usage(args.length == 0 ? err : out);
-            return args.length == 0 ? Main.USAGE : Main.OK;
+    /** The command line: a mode, then its flags. */
+    static final class Flags {
+        @Parameters(index = "0", arity = "0..1")
+        String mode;
+        @Option(names = "-a")
+        String addr;
+        @Option(names = "-p", converter = CliArgs.Port.class)
+        int port = 7480;
+        @Option(names = {"-c", "-n"}, converter = Count.class)
+        Integer count;
+        @Option(names = "-t", converter = Threads.class)
+        int threads = 16;
+        @Option(names = {"-h", "--help"}, usageHelp = true)
+        boolean help;
+    }
+
+    static final class Count extends CliArgs.Range {
+        Count() {
+            super(1, 1_000_000);
         }
-        String mode = args[0];
-        String addr = null;
-        int port = 7480, count = mode.equals("cycles") ? 1000 : 256, threads = 16;
+    }
+
+    static final class Threads extends CliArgs.Range {
+        Threads() {
+            super(1, 1024);
+        }
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length == 0) {
+            usage(err);
+            return Main.USAGE;
+        }
+        Flags f = new Flags();
         try {
-            for (int i = 1; i < args.length; i++) {
-                switch (args[i]) {
-                    case "-a" -> addr = args[++i];
-                    case "-p" -> port = positive("-p", args[++i], 65535);
-                    case "-c", "-n" -> count = positive(args[i], args[++i], 1_000_000);
-                    case "-t" -> threads = positive("-t", args[++i], 1024);
-                    default -> throw new IllegalArgumentException("unknown option '" + args[i] + "'");
-                }
+            if (!CliArgs.parse(f, args)) {
+                usage(out);
+                return Main.OK;
             }
-            if (addr == null) {
+            if (f.addr == null) {
                 throw new IllegalArgumentException("-a ADDR is required (rdma_cm picks the device by address)");
             }
-            if (!List.of("server", "client", "cycles").contains(mode)) {
-                throw new IllegalArgumentException("unknown mode '" + mode + "'; expected server, client or cycles");
+            if (!List.of("server", "client", "cycles").contains(f.mode)) {
+                throw new IllegalArgumentException("unknown mode '" + f.mode + "'; expected server, client or cycles");
             }
-        } catch (ArrayIndexOutOfBoundsException e) {
-            err.println("rdma-bench scale: option " + args[args.length - 1] + " needs a value");
-            return Main.USAGE;
         } catch (IllegalArgumentException e) {
             err.println("rdma-bench scale: " + e.getMessage());
             usage(err);
             return Main.USAGE;
         }
+        int count = f.count != null ? f.count : f.mode.equals("cycles") ? 1000 : 256;
         try {
-            InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(addr), port);
-            return switch (mode) {
-                case "server" -> server(at, count, threads, out);
-                case "client" -> client(at, count, threads, out);
+            InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(f.addr), f.port);
+            return switch (f.mode) {
+                case "server" -> server(at, count, f.threads, out);
+                case "client" -> client(at, count, f.threads, out);
                 default -> cycles(at, count, out);
             };
         } catch (Exception e) {
-            err.println("rdma-bench scale " + mode + ": " + e.getMessage());
+            err.println("rdma-bench scale " + f.mode + ": " + e.getMessage());
             return Main.FAILED;
         }
-    }
-
-    private static int positive(String flag, String v, int max) {
-        int n;
-        try {
-            n = Integer.parseInt(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("option " + flag + " must be a number, got '" + v + "'");
-        }
-        if (n < 1 || n > max) {
-            throw new IllegalArgumentException("option " + flag + " must be 1.." + max + ", got " + n);
-        }
-        return n;
     }
 
     private static void usage(PrintStream s) {

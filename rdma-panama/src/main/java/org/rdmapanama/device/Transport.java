@@ -34,6 +34,24 @@ public enum Transport {
         return this != IWARP;
     }
 
+    /**
+     * Whether a connection can only be set up through rdma_cm: an iWARP QP
+     * rides a TCP stream that the kernel's iw_cm opens, so exchanging QP
+     * numbers out of band (rc_pingpong, perftest without -R) cannot work.
+     */
+    public boolean connectsOnlyThroughRdmaCm() {
+        return this == IWARP;
+    }
+
+    /**
+     * Whether a Send that finds no receive posted is retried (an RNR NAK, on
+     * InfiniBand and RoCE) rather than ending the connection (iWARP has no RNR
+     * flow control), so a sender that may outrun its peer needs credits.
+     */
+    public boolean retriesReceiverNotReady() {
+        return this != IWARP;
+    }
+
     /** Send and RDMA Write with immediate data; iWARP's RDMAP has no immediate field. */
     public boolean supportsImmediateData() {
         return this != IWARP;

@@ -1,0 +1,172 @@
+package org.rdmapanama.bench;
+
+import org.rdmapanama.MemoryRegion;
+import org.rdmapanama.Opcode;
+import org.rdmapanama.QueuePair;
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.SendRequest;
+import org.rdmapanama.device.Transport;
+import org.rdmapanama.bench.PerftestOptions.Verb;
+
+/**
+ * perftest's bandwidth loops: the client keeps up to {@code -t} WRs in flight
+ * with every {@code cqMod}-th signaled; a send_bw server counts receives and
+ * keeps them posted (and, on iWARP, which has no RNR retry, writes credits
+ * back). write_bw and read_bw servers are passive and print the row the
+ * client reports through the control area. Nothing here allocates.
+ */
+final class PerftestBandwidth {
+    private static final long STALL_NANOS = PerftestCompletions.STALL_NANOS;
+
+    private final PerftestOptions o;
+    private final PerftestCompletions done;
+    private final PerftestControl control;
+    private final DurationClock clock = new DurationClock();
+    private final boolean server;
+    private final boolean needsCredits; // no RNR retry: a Send must never find its peer without a receive
+    private final QueuePair qp;
+    private final MemoryRegion mr;
+    private final SendRequest data;
+    private final PerftestWire peer;
+    private final long[] tposted;
+    /** The receive count of the last credit written: a send_bw server's, kept across sizes and rounds. */
+    private long lastCredit;
+
+    PerftestBandwidth(PerftestLink link, PerftestCompletions done, PerftestControl control, long[] tposted) {
+        this.o = link.o;
+        this.done = done;
+        this.control = control;
+        this.server = link.server;
+        this.needsCredits = !link.ctx.transport().retriesReceiverNotReady();
+        this.qp = link.qp;
+        this.mr = link.mr;
+        this.data = link.data;
+        this.peer = link.peer;
+        this.tposted = tposted;
+    }
+
+    /** One size: this side's part and the row it prints. */
+    String run(int size) throws RdmaException {
+        if (!server) {
+            PerftestStats.Bandwidth bw = client(size);
+            if (o.test.verb != Verb.SEND) {
+                control.sendReport(bw);
+            }
+            return bw.row();
+        } else if (o.test.verb == Verb.SEND) {
+            return sendServer(size).row();
+        }
+        // The client's figures come before the next barrier (RDMA Writes on one QP arrive in order).
+        control.barrier(control.phaseTimeout(size));
+        return control.receivedReport().row();
+    }
+
+    private PerftestStats.Bandwidth client(int size) throws RdmaException {
+        int n = o.iters;
+        boolean duration = o.duration != null;
+        int tx = o.txDepth;
+        int cqMod = o.cqMod();
+        boolean credits = o.test.verb == Verb.SEND && needsCredits;
+        int rxDepth = o.rxDepth();
+        long[] tcompleted = done.tcompleted;
+        Opcode op = switch (o.test.verb) {
+            case SEND -> Opcode.SEND;
+            case READ -> Opcode.RDMA_READ;
+            default -> Opcode.RDMA_WRITE;
+        };
+        data.inline(0, false).opcode(0, op).signaled(0, true).sge(mr, 0, size);
+        if (op != Opcode.SEND) {
+            data.remote(0, peer.address(), peer.rkey());
+        }
+        data.inline(0, op != Opcode.RDMA_READ && size <= o.inline());
+        done.recordCompletions = !duration;
+        if (duration) {
+            clock.start(o.duration);
+        }
+        long scnt = 0;
+        long lastProgress = System.nanoTime();
+        long lastDone = 0;
+        while (duration || done.dataDone < n) {
+            while ((duration || scnt < n) && scnt - done.dataDone < tx
+                    && (!credits || done.totalSent - control.peerCredit() < rxDepth)) {
+                // perftest's moderation: every cqMod-th WR and the last one ask for a completion.
+                data.signaled(0, scnt % cqMod == cqMod - 1 || (!duration && scnt == n - 1));
+                data.wrId(0, scnt);
+                long now = System.nanoTime();
+                if (!duration) {
+                    tposted[(int) scnt] = now;
+                } else if (clock.ended(now, done.dataDone)) {
+                    break;
+                }
+                qp.postSend(data);
+                scnt++;
+                done.totalSent++;
+            }
+            long now = System.nanoTime();
+            if (duration && clock.ended(now, done.dataDone)) {
+                break;
+            }
+            done.poll();
+            if (done.dataDone != lastDone) {
+                lastDone = done.dataDone;
+                lastProgress = now;
+            } else if (now - lastProgress > STALL_NANOS) {
+                throw PerftestCompletions.stalled("completion of WR " + done.dataDone);
+            }
+        }
+        done.recordCompletions = false;
+        if (duration) {
+            // One size only: the WRs still in flight finish before the barrier's ordered control write.
+            return PerftestStats.bandwidth(size, clock.sampleCount, null, null, cqMod, clock.sampleStart, clock.sampleEnd,
+                    o.reportGbits);
+        }
+        return PerftestStats.bandwidth(size, n, tposted, tcompleted, cqMod, tposted[0], tcompleted[n - 1],
+                o.reportGbits);
+    }
+
+    private PerftestStats.Bandwidth sendServer(int size) throws RdmaException {
+        int n = o.iters;
+        boolean duration = o.duration != null;
+        int creditEvery = Math.max(1, o.rxDepth() / 4);
+        long base = done.runRecvBase;
+        long start = 0, end = 0;
+        long since = System.nanoTime();
+        boolean started = false;
+        while (duration || done.recvs - base < n) {
+            int got = done.poll();
+            long now = System.nanoTime();
+            if (!started && done.recvs > base) {
+                started = true;
+                start = done.firstRecvAt;
+                if (duration) {
+                    clock.start(o.duration);
+                }
+            }
+            if (duration && started && clock.ended(now, done.recvs - base)) {
+                break;
+            }
+            done.refillRecvs(o.rxDepth());
+            if (needsCredits && !done.creditInFlight
+                    && (done.recvs - lastCredit >= creditEvery || (got == 0 && done.recvs > lastCredit))) {
+                lastCredit = done.recvs;
+                control.writeCredit(done.recvs);
+            }
+            if (got > 0) {
+                since = now;
+            } else if (!duration && now - since > STALL_NANOS) {
+                throw PerftestCompletions.stalled("Send " + (done.recvs - base + 1) + " of " + n);
+            } else if (duration && !started && now - since > control.phaseTimeout(size)) {
+                throw PerftestCompletions.stalled("the first Send");
+            }
+        }
+        end = System.nanoTime();
+        if (!started) {
+            start = done.firstRecvAt; // every Send of the run arrived while we were still in the barrier
+        }
+        if (duration) {
+            return PerftestStats.bandwidth(size, clock.sampleCount, null, null, 1, clock.sampleStart, clock.sampleEnd,
+                    o.reportGbits);
+        }
+        return PerftestStats.bandwidth(size, n, null, null, 1, start, end, o.reportGbits);
+    }
+}

@@ -1,0 +1,110 @@
+package org.rdmapanama.bench;
+
+import org.rdmapanama.CompletionBatch;
+import org.rdmapanama.CompletionQueue;
+import org.rdmapanama.QueuePair;
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.ReceiveRequest;
+
+import java.time.Duration;
+
+/**
+ * The completion accounting of a run, from one CQ: receives, data WRs (their
+ * wr_id is their index, so the last completion tells how many are done),
+ * control and credit writes, and the receive ring kept posted for Send tests.
+ * The loops read the counters directly; only {@link #poll} moves them.
+ */
+final class PerftestCompletions {
+    /** A data loop that sees no progress this long gives up: the peer is gone. */
+    static final long STALL_NANOS = Duration.ofSeconds(30).toNanos();
+
+    private final CompletionQueue cq;
+    private final CompletionBatch batch;
+    private final QueuePair qp;
+    private final ReceiveRequest recv;
+    /** When each data WR completed, while {@link #recordCompletions}. */
+    final long[] tcompleted;
+
+    long recvs;
+    /** recvs when this size's run began: taken before its barrier, as the peer may send while we wait in it. */
+    long runRecvBase;
+    /** When the run's first receive was polled, which may be inside the barrier. */
+    long firstRecvAt;
+    long dataDone;
+    boolean ctrlDone;
+    boolean creditInFlight;
+    boolean recordCompletions;
+    long postedRecvs;
+    private final long totalRecvs;
+    long totalSent;
+
+    PerftestCompletions(PerftestLink link, int records) {
+        this.cq = link.cq;
+        this.batch = link.batch;
+        this.qp = link.qp;
+        this.recv = link.recv;
+        this.postedRecvs = link.postedRecvs;
+        this.totalRecvs = link.totalRecvs;
+        this.tcompleted = new long[records];
+    }
+
+    /** One {@code ibv_poll_cq}: counts receives, data completions (by wr_id index) and control writes. */
+    int poll() throws RdmaException {
+        int n = cq.poll(batch);
+        if (n == 0) {
+            return 0;
+        }
+        long now = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            if (!batch.isSuccess(i)) {
+                batch.requireSuccess(i);
+            }
+            long id = batch.wrId(i);
+            if (id == PerftestLink.RECV_ID) {
+                if (recvs++ == runRecvBase) {
+                    firstRecvAt = now;
+                }
+            } else if (id == PerftestLink.CTRL_ID) {
+                ctrlDone = true;
+            } else if (id == PerftestLink.CREDIT_ID) {
+                creditInFlight = false;
+            } else {
+                dataDone = id + 1;
+                if (recordCompletions && id < tcompleted.length) {
+                    tcompleted[(int) id] = now;
+                }
+            }
+        }
+        return n;
+    }
+
+    void awaitData(long count) throws RdmaException {
+        long since = System.nanoTime();
+        while (dataDone < count) {
+            if (poll() == 0 && System.nanoTime() - since > STALL_NANOS) {
+                throw stalled("the completion of operation " + count);
+            }
+        }
+    }
+
+    /** Posts one receive for the one just used, while the run needs more. */
+    void repostRecv() throws RdmaException {
+        if (postedRecvs < totalRecvs) {
+            qp.postRecv(recv);
+            postedRecvs++;
+        }
+    }
+
+    /** Tops the posted receives up to {@code depth} outstanding, within the run's total. */
+    void refillRecvs(int depth) throws RdmaException {
+        while (postedRecvs < totalRecvs && postedRecvs - recvs < depth) {
+            qp.postRecv(recv);
+            postedRecvs++;
+        }
+    }
+
+    static RdmaException stalled(String what) {
+        return new RdmaException("no progress for " + STALL_NANOS / 1_000_000_000 + " s waiting for " + what
+                + ": is the peer still running with the same flags?");
+    }
+}
