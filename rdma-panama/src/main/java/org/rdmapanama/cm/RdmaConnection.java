@@ -167,8 +167,8 @@ public final class RdmaConnection implements AutoCloseable {
             throw e;
         } catch (RdmaException e) {
             // iWARP connects over TCP at once: a refused connection fails here, not as an event.
-            throw new CmException(Errno.message("rdma_connect", peer + " from " + context.device().name(), e.errno()),
-                    null, e.errno());
+            throw new CmException("connecting to " + peer + ": "
+                    + Errno.message("rdma_connect", context.device().name(), e.errno()), null, e.errno());
         }
         CmEvent ev = expect(channel, CmEventType.ESTABLISHED, deadline, "connecting to " + peer);
         peerPrivateData = ev.privateData();

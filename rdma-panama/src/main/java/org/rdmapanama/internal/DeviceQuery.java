@@ -91,27 +91,37 @@ public final class DeviceQuery {
         long guid = Verbs.deviceGuid(device);
         boolean iwarp = Verbs.transportType(device) == Rdma.IBV_TRANSPORT_IWARP();
         String nodeType = Rdma.ibv_node_type_str(Verbs.nodeType(device)).reinterpret(64).getString(0);
-        MemorySegment attr = Arena.ofAuto().allocate(ibv_device_attr.layout());
-        Verbs.queryDevice(ctx, attr, name);
-        int portCount = Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(attr));
         try (Arena scratch = Arena.ofConfined()) {
+            MemorySegment attr = scratch.allocate(ibv_device_attr.layout());
+            Verbs.queryDevice(ctx, attr, name);
+            int portCount = Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(attr));
             List<PortGid> allGids = gidTable(scratch, ctx, name, portCount);
             List<RawPort> ports = new ArrayList<>();
             for (int p = 1; p <= portCount; p++) {
-                MemorySegment portAttr = Arena.ofAuto().allocate(ibv_port_attr.layout());
+                MemorySegment portAttr = scratch.allocate(ibv_port_attr.layout());
                 Verbs.queryPort(ctx, p, portAttr, name);
                 int portNumber = p;
                 List<RawGid> gids = allGids.stream().filter(g -> g.port() == portNumber).map(PortGid::gid).toList();
                 if (gids.isEmpty()) {
                     gids = legacyGids(scratch, ctx, p, ibv_port_attr.gid_tbl_len(portAttr));
                 }
-                ports.add(new RawPort(p, portAttr, gids));
+                ports.add(new RawPort(p, onHeap(portAttr), gids));
             }
-            return new RawDevice(name, guid, nodeType, iwarp, attr, List.copyOf(ports));
+            return new RawDevice(name, guid, nodeType, iwarp, onHeap(attr), List.copyOf(ports));
         }
     }
 
     private record PortGid(int port, RawGid gid) {}
+
+    /**
+     * A copy on the Java heap, long-backed so that the layouts' aligned reads
+     * work: described devices live as long as their records, and native memory
+     * freed only by the GC (Arena.ofAuto) grows with every connection's describe.
+     */
+    private static MemorySegment onHeap(MemorySegment native_) {
+        MemorySegment heap = MemorySegment.ofArray(new long[(int) ((native_.byteSize() + 7) / 8)]);
+        return heap.asSlice(0, native_.byteSize()).copyFrom(native_);
+    }
 
     /** All valid GIDs with their types, through {@code ibv_query_gid_table}. */
     private static List<PortGid> gidTable(Arena arena, MemorySegment ctx, String name, int ports)
