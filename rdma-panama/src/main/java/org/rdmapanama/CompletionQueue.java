@@ -172,16 +172,6 @@ public final class CompletionQueue extends NativeResource {
         return n;
     }
 
-    static RuntimeException unexpected(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException(t);
-    }
-
     @Override
     protected void destroy(MemorySegment raw) throws RdmaException {
         context.events().unwatch(this);

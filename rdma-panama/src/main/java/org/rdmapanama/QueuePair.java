@@ -178,11 +178,9 @@ public final class QueuePair extends NativeResource {
         }
         int rc;
         try {
-            rc = (int) DataPath.POST.invokeExact(postSendFn, handle(), request.first(), badWr);
+            rc = DataPath.post(postSendFn, handle(), request.first(), badWr);
         } catch (IllegalStateException e) {
             throw translate(e);
-        } catch (Throwable t) {
-            throw CompletionQueue.unexpected(t);
         }
         if (rc != 0) {
             throw postFailure("ibv_post_send", rc);
@@ -196,11 +194,9 @@ public final class QueuePair extends NativeResource {
         }
         int rc;
         try {
-            rc = (int) DataPath.POST.invokeExact(postRecvFn, handle(), request.first(), badWr);
+            rc = DataPath.post(postRecvFn, handle(), request.first(), badWr);
         } catch (IllegalStateException e) {
             throw translate(e);
-        } catch (Throwable t) {
-            throw CompletionQueue.unexpected(t);
         }
         if (rc != 0) {
             throw postFailure("ibv_post_recv", rc);

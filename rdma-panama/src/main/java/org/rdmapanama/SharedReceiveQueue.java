@@ -80,11 +80,9 @@ public final class SharedReceiveQueue extends NativeResource {
         }
         int rc;
         try {
-            rc = (int) DataPath.POST.invokeExact(postFn, handle(), request.first(), badWr);
+            rc = DataPath.post(postFn, handle(), request.first(), badWr);
         } catch (IllegalStateException e) {
             throw translate(e);
-        } catch (Throwable t) {
-            throw CompletionQueue.unexpected(t);
         }
         if (rc != 0) {
             throw Errno.failure("ibv_post_srq_recv", description(), rc);

@@ -35,11 +35,8 @@ public final class DataPath {
     private static final MethodHandle POLL_CQ = link(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
     private static final MethodHandle REQ_NOTIFY_CQ = link(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
 
-    /**
-     * The post handle: {@code int post_send(qp, wr, bad_wr)}; also post_recv, post_srq_recv.
-     * Public only until QueuePair and SharedReceiveQueue call {@link #post}.
-     */
-    public static final MethodHandle POST = link(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+    /** {@code int post_send(qp, wr, bad_wr)}; also post_recv, post_srq_recv. */
+    private static final MethodHandle POST = link(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
 
     // The wrappers below are static and the handles static final, so the JIT
     // inlines them into the caller: no cost over an invokeExact at the call site.
