@@ -2,4 +2,7 @@
 module org.rdmapanama.bench {
     requires org.rdmapanama;
     requires jmh.core;
+    requires info.picocli;
+    requires org.jfree.jfreechart;
+    requires java.desktop;
 }
