@@ -43,7 +43,7 @@ public final class ReportCommand {
                 .description("auto, perftest (bench-vs-perftest), scale (scale-vs-ucmatose) or jmh (jmh-vs-c);",
                         "auto (default) goes by DIR/raw.csv's header, else DIR/jmh.csv")
                 .build());
-        spec.addPositional(PositionalParamSpec.builder().paramLabel("DIR").type(Path.class).arity("1")
+        spec.addPositional(PositionalParamSpec.builder().paramLabel("DIR").type(Path.class).arity("1").required(true)
                 .description("the runner's output directory, e.g. bench-results/perftest-20261203T072952Z").build());
         CommandLine cl = new CommandLine(spec);
         cl.setCaseInsensitiveEnumValuesAllowed(true);
@@ -60,7 +60,7 @@ public final class ReportCommand {
             return OK;
         }
         Kind kind = parsed.matchedOptionValue("--kind", Kind.AUTO);
-        Path dir = parsed.matchedPositionalValue(0, Path.of("."));
+        Path dir = parsed.matchedPositionalValue(0, null);
         try {
             return report(kind == Kind.AUTO ? detect(dir) : kind, dir, out, err);
         } catch (IOException | UncheckedIOException | IllegalArgumentException e) {
