@@ -58,7 +58,11 @@ public final class Plot {
             g.fillRect(0, 0, img.getWidth(), img.getHeight());
             String heading = title + ": medians, bars min..max over rounds";
             g.setColor(Color.BLACK);
-            g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
+            // A one-panel-wide image (one metric) takes the heading at a smaller size.
+            for (int size = 16; size > 9; size--) {
+                g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, size));
+                if (g.getFontMetrics().stringWidth(heading) < img.getWidth() - 20) break;
+            }
             g.drawString(heading, (img.getWidth() - g.getFontMetrics().stringWidth(heading)) / 2, TITLE_H - 10);
             for (int r = 0; r < devices.size(); r++) {
                 for (int c = 0; c < metrics.size(); c++) {
@@ -81,7 +85,8 @@ public final class Plot {
         Map<String, double[]> whiskers = new HashMap<>(); // "series|category" -> {min, max}
         double top = 0;
         for (Comparison c : cases) {
-            String category = Double.isNaN(c.ratio()) ? c.label() : c.label() + String.format(Locale.ROOT, "\nJava/native %.3f", c.ratio());
+            String n = "n=" + (c.nat() == null ? 0 : c.nat().n()) + "/" + (c.java() == null ? 0 : c.java().n());
+            String category = c.label() + "\n" + (Double.isNaN(c.ratio()) ? n : String.format(Locale.ROOT, "Java/native %.3f, %s", c.ratio(), n));
             top = Math.max(top, add(data, whiskers, nativeName, category, c.nat()));
             top = Math.max(top, add(data, whiskers, javaName, category, c.java()));
         }
@@ -96,6 +101,7 @@ public final class Plot {
         renderer.setShadowVisible(false);
         renderer.setDrawBarOutline(true);
         renderer.setItemMargin(0.05);
+        renderer.setMaximumBarWidth(0.2);
         renderer.setSeriesPaint(0, NATIVE);
         renderer.setSeriesPaint(1, JAVA);
         renderer.setSeriesOutlinePaint(0, Color.DARK_GRAY);
