@@ -17,7 +17,10 @@ import java.util.OptionalDouble;
 public final class JmhTable {
     private JmhTable() {}
 
-    /** One benchmark; {@code c} is null when the C loop has no such line, alloc NaN without -prof gc. */
+    /**
+     * One benchmark; {@code c} is null when the C loop has no such line, javaNs NaN when JMH did
+     * not run it, allocBytes NaN without -prof gc.
+     */
     public record Row(String benchmark, double javaNs, Stats c, double allocBytes) {
         public double ratio() {
             return c == null ? Double.NaN : javaNs / c.median();
@@ -56,6 +59,10 @@ public final class JmhTable {
         score.forEach((b, s) -> {
             List<Double> c = cRounds.get(b);
             rows.add(new Row(b, s, c == null ? null : Stats.of(c), alloc.getOrDefault(b, Double.NaN)));
+        });
+        // A C benchmark that JMH did not run (a -p or name filter in JMH_ARGS) still shows its median.
+        cRounds.forEach((b, c) -> {
+            if (!score.containsKey(b)) rows.add(new Row(b, Double.NaN, Stats.of(c), Double.NaN));
         });
         return rows;
     }

@@ -126,7 +126,8 @@ class ReportCommandTest {
                 b + "postRecv\",\"avgt\",1,5,90.000000,2.5,\"ns/op\",rxe0",
                 b + "postRecv:gc.alloc.rate.norm\",\"avgt\",1,5,0.5,0.1,\"B/op\",rxe0");
         write(dir.resolve("c-before.txt"), "pollEmptyCq 20.0", "postRecv 60.0", "pollEmptyCq 21.0", "postRecv 61.0");
-        write(dir.resolve("c-after.txt"), "pollEmptyCq 19.0", "postRecv 59.0", "pollEmptyCq 22.0", "postRecv nan");
+        write(dir.resolve("c-after.txt"), "pollEmptyCq 19.0", "postRecv 59.0", "pollEmptyCq 22.0", "postRecv nan",
+                "postSendPoll 300.0");
         Result r = run(dir.toString());
         assertEquals(0, r.status(), r.err());
         String txt = Files.readString(dir.resolve("summary.txt"));
@@ -135,9 +136,12 @@ class ReportCommandTest {
         assertTrue(line(txt, "pollEmptyCq").matches("pollEmptyCq +51\\.4 +20\\.5 +2\\.51 +0\\.000 +\\[19\\.0\\.\\.22\\.0] \\(n=4\\)"), txt);
         // postRecv: "nan" is not a round; 59, 60, 61 -> 60
         assertTrue(line(txt, "postRecv").matches("postRecv +90\\.0 +60\\.0 +1\\.50 +0\\.500 +\\[59\\.0\\.\\.61\\.0] \\(n=3\\)"), txt);
+        // Only in the C loop (JMH_ARGS filtered it out): no Java figure, no ratio.
+        assertTrue(line(txt, "postSendPoll").matches("postSendPoll +- +300\\.0 +- +- +\\[300\\.0\\.\\.300\\.0] \\(n=1\\)"), txt);
         assertEquals(List.of("benchmark,java_ns_op,c_n,c_median,c_min,c_max,java_over_c,alloc_b_op",
                         "pollEmptyCq,51.4000,4,20.5000,19.0000,22.0000,2.5073,0.0001",
-                        "postRecv,90.0000,3,60.0000,59.0000,61.0000,1.5000,0.5000"),
+                        "postRecv,90.0000,3,60.0000,59.0000,61.0000,1.5000,0.5000",
+                        "postSendPoll,,1,300.0000,300.0000,300.0000,,"),
                 Files.readAllLines(dir.resolve("summary.csv")));
     }
 
