@@ -38,7 +38,8 @@ apt_ensure() {
 }
 
 # What building and the host tests need.
-BUILD_PACKAGES=(maven gcc libc6-dev libibverbs-dev librdmacm-dev rdma-core ibverbs-providers)
+# fontconfig and a font: rdma-bench report draws its PNG with Java2D (headless), and a host test does too.
+BUILD_PACKAGES=(maven gcc libc6-dev libibverbs-dev librdmacm-dev rdma-core ibverbs-providers fontconfig fonts-dejavu-core)
 
 # Maven 3.8 on JDK 25 warns about sun.misc.Unsafe on every run; it is Maven's, not ours.
 export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"

@@ -5,4 +5,6 @@ module org.rdmapanama.bench {
     requires info.picocli;
     // picocli fills the @Option fields of the command-line classes by reflection.
     opens org.rdmapanama.bench to info.picocli;
+    requires org.jfree.jfreechart;
+    requires java.desktop;
 }
