@@ -7,6 +7,7 @@ import org.rdmapanama.internal.DeviceQuery.RawDevice;
 import org.rdmapanama.internal.DeviceQuery.RawPort;
 import org.rdmapanama.internal.DeviceQuery;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,11 +25,13 @@ public final class RdmaDevices {
      * @throws RdmaException when libibverbs cannot be loaded or a query fails
      */
     public static List<RdmaDevice> list() throws RdmaException {
-        List<RdmaDevice> devices = new ArrayList<>();
-        for (RawDevice d : DeviceQuery.listDevices()) {
-            devices.add(of(d));
+        try (Arena arena = Arena.ofConfined()) {
+            List<RdmaDevice> devices = new ArrayList<>();
+            for (RawDevice d : DeviceQuery.listDevices(arena)) {
+                devices.add(of(d));
+            }
+            return List.copyOf(devices);
         }
-        return List.copyOf(devices);
     }
 
     /**
@@ -39,7 +42,9 @@ public final class RdmaDevices {
      * @throws RdmaException when a query fails
      */
     public static RdmaDevice describe(MemorySegment ibvContext) throws RdmaException {
-        return of(DeviceQuery.describeOpen(ibvContext));
+        try (Arena arena = Arena.ofConfined()) {
+            return of(DeviceQuery.describeOpen(arena, ibvContext));
+        }
     }
 
     /**

@@ -19,8 +19,10 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 /**
  * Opens each device, queries it and closes it again; hands back what the C
  * calls returned, which {@code org.rdmapanama.device} turns into its records
- * (this package depends on no public one). The attribute segments are copies
- * in automatic arenas: they outlive the device's context and the GC frees them.
+ * (this package depends on no public one). The attribute segments live in
+ * the caller's arena, which it closes once it has read them: an automatic
+ * arena would hold their native memory until a GC, and a connection loop
+ * (one describe per borrowed rdma_cm context) would see it grow.
  */
 public final class DeviceQuery {
     private DeviceQuery() {}
@@ -43,29 +45,28 @@ public final class DeviceQuery {
     /** One valid GID entry; {@code type} is an {@code enum ibv_gid_type} or {@link #GID_TYPE_UNKNOWN}. */
     public record RawGid(int index, byte[] raw, int type, int ifindex) {}
 
-    public static List<RawDevice> listDevices() throws RdmaException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment count = arena.allocate(JAVA_INT);
-            MemorySegment list = Verbs.getDeviceList(count);
-            try {
-                int n = count.get(JAVA_INT, 0);
-                MemorySegment devices = list.reinterpret(ADDRESS.byteSize() * n);
-                List<RawDevice> result = new ArrayList<>(n);
-                for (int i = 0; i < n; i++) {
-                    result.add(describe(devices.getAtIndex(ADDRESS, i)));
-                }
-                return List.copyOf(result);
-            } finally {
-                Verbs.freeDeviceList(list);
+    /** Every device; the attribute segments are allocated in {@code arena}. */
+    public static List<RawDevice> listDevices(Arena arena) throws RdmaException {
+        MemorySegment count = arena.allocate(JAVA_INT);
+        MemorySegment list = Verbs.getDeviceList(count);
+        try {
+            int n = count.get(JAVA_INT, 0);
+            MemorySegment devices = list.reinterpret(ADDRESS.byteSize() * n);
+            List<RawDevice> result = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                result.add(describe(arena, devices.getAtIndex(ADDRESS, i)));
             }
+            return List.copyOf(result);
+        } finally {
+            Verbs.freeDeviceList(list);
         }
     }
 
-    private static RawDevice describe(MemorySegment device) throws RdmaException {
+    private static RawDevice describe(Arena arena, MemorySegment device) throws RdmaException {
         String name = Verbs.deviceName(device);
         MemorySegment ctx = Verbs.openDevice(device, name);
         try {
-            return describeOpen(ctx);
+            return describeOpen(arena, ctx);
         } finally {
             Verbs.closeDevice(ctx, name);
         }
@@ -83,45 +84,38 @@ public final class DeviceQuery {
         return MemorySegment.NULL;
     }
 
-    /** Describes a device through an open {@code struct ibv_context *} that the caller owns (and closes). */
-    public static RawDevice describeOpen(MemorySegment context) throws RdmaException {
+    /**
+     * Describes a device through an open {@code struct ibv_context *} that the
+     * caller owns (and closes); the attribute segments are allocated in {@code arena}.
+     */
+    public static RawDevice describeOpen(Arena arena, MemorySegment context) throws RdmaException {
         MemorySegment ctx = context.reinterpret(ibv_context.sizeof());
         MemorySegment device = ibv_context.device(ctx);
         String name = Verbs.deviceName(device);
         long guid = Verbs.deviceGuid(device);
         boolean iwarp = Verbs.transportType(device) == Rdma.IBV_TRANSPORT_IWARP();
         String nodeType = Rdma.ibv_node_type_str(Verbs.nodeType(device)).reinterpret(64).getString(0);
+        MemorySegment attr = arena.allocate(ibv_device_attr.layout());
+        Verbs.queryDevice(ctx, attr, name);
+        int portCount = Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(attr));
         try (Arena scratch = Arena.ofConfined()) {
-            MemorySegment attr = scratch.allocate(ibv_device_attr.layout());
-            Verbs.queryDevice(ctx, attr, name);
-            int portCount = Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(attr));
             List<PortGid> allGids = gidTable(scratch, ctx, name, portCount);
             List<RawPort> ports = new ArrayList<>();
             for (int p = 1; p <= portCount; p++) {
-                MemorySegment portAttr = scratch.allocate(ibv_port_attr.layout());
+                MemorySegment portAttr = arena.allocate(ibv_port_attr.layout());
                 Verbs.queryPort(ctx, p, portAttr, name);
                 int portNumber = p;
                 List<RawGid> gids = allGids.stream().filter(g -> g.port() == portNumber).map(PortGid::gid).toList();
                 if (gids.isEmpty()) {
                     gids = legacyGids(scratch, ctx, p, ibv_port_attr.gid_tbl_len(portAttr));
                 }
-                ports.add(new RawPort(p, onHeap(portAttr), gids));
+                ports.add(new RawPort(p, portAttr, gids));
             }
-            return new RawDevice(name, guid, nodeType, iwarp, onHeap(attr), List.copyOf(ports));
+            return new RawDevice(name, guid, nodeType, iwarp, attr, List.copyOf(ports));
         }
     }
 
     private record PortGid(int port, RawGid gid) {}
-
-    /**
-     * A copy on the Java heap, long-backed so that the layouts' aligned reads
-     * work: described devices live as long as their records, and native memory
-     * freed only by the GC (Arena.ofAuto) grows with every connection's describe.
-     */
-    private static MemorySegment onHeap(MemorySegment native_) {
-        MemorySegment heap = MemorySegment.ofArray(new long[(int) ((native_.byteSize() + 7) / 8)]);
-        return heap.asSlice(0, native_.byteSize()).copyFrom(native_);
-    }
 
     /** All valid GIDs with their types, through {@code ibv_query_gid_table}. */
     private static List<PortGid> gidTable(Arena arena, MemorySegment ctx, String name, int ports)
