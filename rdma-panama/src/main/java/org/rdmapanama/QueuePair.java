@@ -174,7 +174,7 @@ public final class QueuePair extends NativeResource {
             throw new IllegalArgumentException("this SendRequest was built for " + request.owner);
         }
         if (request.closed) {
-            throw new IllegalStateException("this SendRequest is closed");
+            throw new ClosedResourceException("this SendRequest of " + this + " is closed");
         }
         int rc;
         try {

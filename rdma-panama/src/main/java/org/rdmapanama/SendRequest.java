@@ -307,7 +307,7 @@ public final class SendRequest implements AutoCloseable {
             throw new IllegalArgumentException(ah + " belongs to another protection domain than " + owner);
         }
         if (closed) {
-            throw new IllegalStateException("this SendRequest is closed");
+            throw new ClosedResourceException("this SendRequest of " + owner + " is closed");
         }
         if (addressHandles[i] != ah) {
             if (wrUsers[i] == null) {

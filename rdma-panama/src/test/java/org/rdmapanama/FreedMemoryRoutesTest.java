@@ -78,7 +78,7 @@ class FreedMemoryRoutesTest {
                     () -> send.ud(0, first, peer.qpNumber(), QueuePair.DEFAULT_QKEY));
 
             send.close(); // a closed request holds nothing, and cannot be posted
-            assertThrows(IllegalStateException.class, () -> qp.postSend(send));
+            assertThrows(ClosedResourceException.class, () -> qp.postSend(send));
             second.close();
 
             // Closing the QP lets go too; the PD then closes everything in one call.
