@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * {@code rdma-bench rping} against rdmacm-utils' native {@code rping}, both
  * ways, on each lab transport (RoCEv2 and iWARP; the device and its address
- * come from selection). The Java side runs in this JVM (pinned to vCPU 0 by scripts/test); native rping runs on vCPU 1.
+ * come from selection). The Java side runs in this JVM; native rping runs on a vCPU of its own ({@link LabCpu}).
  * Every wait is bounded; a native process that overstays is destroyed.
  */
 @Tag("device")
@@ -77,9 +77,9 @@ class RpingInteropTest {
     }
 
     private Process nativeRping(String name, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of("taskset", "-c", "1", "rping"));
+        List<String> cmd = new ArrayList<>(List.of("rping"));
         cmd.addAll(List.of(args));
-        return new ProcessBuilder(cmd)
+        return new ProcessBuilder(LabCpu.onFreeVcpu(cmd))
                 .redirectOutput(dir.resolve(name + ".out").toFile())
                 .redirectError(dir.resolve(name + ".err").toFile())
                 .start();
