@@ -67,9 +67,9 @@ class FaultInjectionTest {
         InetAddress ip = s.ipAddress();
         int port = FaultRig.nextPort();
         int size = 16384;
-        Process rping = new ProcessBuilder(LabCpu.onFreeVcpu(List.of("rping", "-s", "-a", ip.getHostAddress(),
-                "-p", Integer.toString(port), "-C", "1000000", "-S", Integer.toString(size))))
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process rping = LabCpu.start(new ProcessBuilder("rping", "-s", "-a", ip.getHostAddress(),
+                "-p", Integer.toString(port), "-C", "1000000", "-S", Integer.toString(size))
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD));
         RdmaConnection c = null;
         try {
             c = connectWithRetry(new InetSocketAddress(ip, port), ConnectionOptions.defaults().withDepth(16, 2));

@@ -1,9 +1,11 @@
 package org.rdmapanama;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The vCPU a test's peer process runs on in the lab: scripts/lab/pin picks it,
@@ -25,6 +27,61 @@ final class LabCpu {
                 "--label", "test peer: " + String.join(" ", command)));
         cmd.addAll(command);
         return cmd;
+    }
+
+    /**
+     * Starts the builder's command through {@link #onFreeVcpu}; in the lab, checks that it
+     * got a vCPU of its own, one this JVM is not pinned to (else it is destroyed and the
+     * test fails: a busy peer sharing this JVM's vCPU measures and times out wrongly).
+     */
+    static Process start(ProcessBuilder b) throws IOException, InterruptedException {
+        List<String> command = List.copyOf(b.command());
+        Process p = b.command(onFreeVcpu(command)).start();
+        if (!"1".equals(System.getenv("RDMA_LAB"))) {
+            return p;
+        }
+        String mark = p.pid() + " test peer: ";
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        Optional<Integer> cpu = Optional.empty();
+        while (cpu.isEmpty() && System.nanoTime() < deadline && p.isAlive()) {
+            cpu = heldBy(mark);
+            if (cpu.isEmpty()) {
+                Thread.sleep(20);
+            }
+        }
+        cpu = cpu.or(() -> heldBy(mark)); // a short-lived peer may be gone, its lock file stays
+        String mine = cpusAllowed();
+        if (cpu.isEmpty() || mine.equals(cpu.get().toString())) {
+            p.destroyForcibly();
+            throw new AssertionError(String.join(" ", command) + " got no vCPU of its own (this JVM's: " + mine
+                    + ", the peer's: " + cpu.map(String::valueOf).orElse("none free") + ")");
+        }
+        return p;
+    }
+
+    /** The vCPU whose lock file names the holder MARK ("PID LABEL", as scripts/lab/pin writes it). */
+    private static Optional<Integer> heldBy(String mark) {
+        Path dir = Path.of(Optional.ofNullable(System.getenv("RDMA_LAB_PIN_DIR")).orElse("/tmp/rdma-lab-pin"));
+        try (var files = Files.list(dir)) {
+            for (Path f : files.toList()) {
+                String name = f.getFileName().toString();
+                if (name.matches("cpu\\d+") && Files.readString(f).startsWith(mark)) {
+                    return Optional.of(Integer.parseInt(name.substring(3)));
+                }
+            }
+        } catch (IOException e) {
+            return Optional.empty(); // not there yet
+        }
+        return Optional.empty();
+    }
+
+    private static String cpusAllowed() {
+        try {
+            return Files.readAllLines(Path.of("/proc/self/status")).stream().filter(l -> l.startsWith("Cpus_allowed_list:"))
+                    .map(l -> l.substring(l.indexOf(':') + 1).strip()).findFirst().orElse("?");
+        } catch (IOException e) {
+            return "?";
+        }
     }
 
     /** scripts/lab/pin under $RDMA_ROOT (scripts/test exports it), else under the working directory or a parent. */

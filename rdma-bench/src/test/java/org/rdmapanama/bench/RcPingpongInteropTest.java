@@ -39,8 +39,8 @@ class RcPingpongInteropTest {
     }
 
     /** Starts a native tool on a vCPU of its own (not this JVM's), see {@link LabCpu}. */
-    static Process nativeTool(String... args) throws IOException {
-        return new ProcessBuilder(LabCpu.onFreeVcpu(List.of(args))).redirectErrorStream(true).start();
+    static Process nativeTool(String... args) throws IOException, InterruptedException {
+        return LabCpu.start(new ProcessBuilder(args).redirectErrorStream(true));
     }
 
     static String finish(Process p) throws Exception {

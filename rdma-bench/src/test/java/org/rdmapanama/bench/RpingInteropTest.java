@@ -76,13 +76,12 @@ class RpingInteropTest {
         return text.lines().filter(l -> l.startsWith(prefix)).map(l -> l.substring(prefix.length())).toList();
     }
 
-    private Process nativeRping(String name, String... args) throws IOException {
+    private Process nativeRping(String name, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of("rping"));
         cmd.addAll(List.of(args));
-        return new ProcessBuilder(LabCpu.onFreeVcpu(cmd))
+        return LabCpu.start(new ProcessBuilder(cmd)
                 .redirectOutput(dir.resolve(name + ".out").toFile())
-                .redirectError(dir.resolve(name + ".err").toFile())
-                .start();
+                .redirectError(dir.resolve(name + ".err").toFile()));
     }
 
     private int finish(Process p, String name) throws Exception {
