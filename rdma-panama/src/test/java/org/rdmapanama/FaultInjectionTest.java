@@ -54,7 +54,7 @@ class FaultInjectionTest {
     private static final ValueLayout.OfInt BE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
     /**
-     * The peer is the native {@code rping -s}, pinned to vCPU 1; this side is
+     * The peer is the native {@code rping -s}, on a vCPU of its own (LabCpu); this side is
      * an rping client (advertise source, server RDMA-Reads it, advertise sink,
      * server RDMA-Writes it). After a few pings the server is killed with
      * SIGKILL while this side has an advertisement Send and a receive posted.
@@ -67,9 +67,9 @@ class FaultInjectionTest {
         InetAddress ip = s.ipAddress();
         int port = FaultRig.nextPort();
         int size = 16384;
-        Process rping = new ProcessBuilder("taskset", "-c", "1", "rping", "-s", "-a", ip.getHostAddress(),
+        Process rping = LabCpu.start(new ProcessBuilder("rping", "-s", "-a", ip.getHostAddress(),
                 "-p", Integer.toString(port), "-C", "1000000", "-S", Integer.toString(size))
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD));
         RdmaConnection c = null;
         try {
             c = connectWithRetry(new InetSocketAddress(ip, port), ConnectionOptions.defaults().withDepth(16, 2));

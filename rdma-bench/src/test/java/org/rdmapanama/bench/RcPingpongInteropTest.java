@@ -38,11 +38,9 @@ class RcPingpongInteropTest {
         return s;
     }
 
-    /** Starts a native tool on the other vCPU (this JVM is pinned to vCPU 0 in the lab). */
-    static Process nativeTool(String... args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of("taskset", "-c", "1"));
-        cmd.addAll(List.of(args));
-        return new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    /** Starts a native tool on a vCPU of its own (not this JVM's), see {@link LabCpu}. */
+    static Process nativeTool(String... args) throws IOException, InterruptedException {
+        return LabCpu.start(new ProcessBuilder(args).redirectErrorStream(true));
     }
 
     static String finish(Process p) throws Exception {

@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * {@code rdma-bench rping} against rdmacm-utils' native {@code rping}, both
  * ways, on each lab transport (RoCEv2 and iWARP; the device and its address
- * come from selection). The Java side runs in this JVM (pinned to vCPU 0 by scripts/test); native rping runs on vCPU 1.
+ * come from selection). The Java side runs in this JVM; native rping runs on a vCPU of its own ({@link LabCpu}).
  * Every wait is bounded; a native process that overstays is destroyed.
  */
 @Tag("device")
@@ -76,13 +76,12 @@ class RpingInteropTest {
         return text.lines().filter(l -> l.startsWith(prefix)).map(l -> l.substring(prefix.length())).toList();
     }
 
-    private Process nativeRping(String name, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of("taskset", "-c", "1", "rping"));
+    private Process nativeRping(String name, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("rping"));
         cmd.addAll(List.of(args));
-        return new ProcessBuilder(cmd)
+        return LabCpu.start(new ProcessBuilder(cmd)
                 .redirectOutput(dir.resolve(name + ".out").toFile())
-                .redirectError(dir.resolve(name + ".err").toFile())
-                .start();
+                .redirectError(dir.resolve(name + ".err").toFile()));
     }
 
     private int finish(Process p, String name) throws Exception {
