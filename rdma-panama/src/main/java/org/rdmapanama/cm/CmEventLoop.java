@@ -154,8 +154,13 @@ public final class CmEventLoop implements AutoCloseable {
             task.run();
             return;
         }
-        tasks.add(task);
-        Posix.signal(wakeFd);
+        synchronized (this) { // the fd is closed under this lock once stopping: never signal a reused fd number
+            if (stopping) {
+                throw new IllegalStateException("the rdma_cm event loop " + name + " is closed");
+            }
+            tasks.add(task);
+            Posix.signal(wakeFd);
+        }
     }
 
     /** Runs {@code action} on the loop thread at {@code deadline} ({@link System#nanoTime}), unless cancelled. */
@@ -208,9 +213,11 @@ public final class CmEventLoop implements AutoCloseable {
             fail(new CmException("the rdma_cm event loop " + name + " failed: " + e, null, 0));
             throw e;
         } finally {
-            if (stopping) {
-                org.rdmapanama.internal.Cleanup.closeQuietly(channel);
-                Posix.closeFd(wakeFd);
+            synchronized (this) {
+                if (stopping) {
+                    org.rdmapanama.internal.Cleanup.closeQuietly(channel);
+                    Posix.closeFd(wakeFd);
+                }
             }
         }
     }
