@@ -9,18 +9,14 @@ import org.rdmapanama.internal.Cm;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Posix;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.time.Duration;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 /**
- * {@code struct rdma_event_channel}: where a cm_id's events arrive. Waiting
- * polls the non-blocking fd in slices of at most 100 ms, so a timeout always
- * ends the wait, a virtual thread is never pinned for long, and closing the
- * channel from another thread is noticed.
+ * {@code struct rdma_event_channel}: where a cm_id's events arrive. Its fd is
+ * non-blocking; one {@link CmEventLoop} thread polls it and reads the events.
  */
 final class EventChannel extends NativeResource {
     private final int fd;
@@ -41,37 +37,37 @@ final class EventChannel extends NativeResource {
         return handle();
     }
 
-    /** The next event, copied and acked, or null when {@code timeout} passes first. */
-    CmEvent next(Duration timeout) throws RdmaException, InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        try (Arena call = Arena.ofConfined()) {
-            MemorySegment out = call.allocate(ADDRESS);
-            // A zero (or spent) timeout still checks once, without waiting.
-            while (Posix.awaitReadable(fd, deadline, description(), this::checkOpen)) {
-                int rc;
-                try {
-                    rc = Cm.GET_CM_EVENT.statusOrErrno(handle(), out);
-                } catch (IllegalStateException e) {
-                    throw translate(e);
-                }
-                if (rc == -Errno.EAGAIN) {
-                    continue;
-                }
-                if (rc < 0) {
-                    throw Errno.failure("rdma_get_cm_event", description(), rc);
-                }
-                MemorySegment ev = out.get(ADDRESS, 0).reinterpret(rdma_cm_event.sizeof());
-                try {
-                    return copy(ev);
-                } finally {
-                    Cm.ACK_CM_EVENT.status("", ev);
-                }
-            }
-            return null;
-        }
+    int fd() {
+        return fd;
     }
 
-    private static CmEvent copy(MemorySegment ev) {
+    /**
+     * The next event, not yet acked, or null when none is waiting. The caller
+     * copies it and acks it with {@link #ack}: until then rdma_destroy_id of
+     * its cm_id blocks.
+     */
+    MemorySegment poll(MemorySegment out) throws RdmaException {
+        int rc = Cm.GET_CM_EVENT.statusOrErrno(handle(), out);
+        if (rc == -Errno.EAGAIN) {
+            return null;
+        }
+        if (rc < 0) {
+            throw Errno.failure("rdma_get_cm_event", description(), rc);
+        }
+        return out.get(ADDRESS, 0).reinterpret(rdma_cm_event.sizeof());
+    }
+
+    static void ack(MemorySegment ev) throws RdmaException {
+        Cm.ACK_CM_EVENT.status("", ev);
+    }
+
+    /** The cm_id the event is dispatched to: the listening one for CONNECT_REQUEST. */
+    static MemorySegment target(MemorySegment ev) {
+        return rdma_cm_event.event(ev) == CmEventType.CONNECT_REQUEST.ordinal()
+                ? rdma_cm_event.listen_id(ev) : rdma_cm_event.id(ev);
+    }
+
+    static CmEvent copy(MemorySegment ev) {
         CmEventType type = CmEventType.of(rdma_cm_event.event(ev));
         MemorySegment conn = rdma_cm_event.param.conn(rdma_cm_event.param(ev));
         byte[] data = new byte[0];

@@ -21,12 +21,20 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * An RC connection set up through rdma_cm, the only way iWARP connects (and
- * one way for RoCE and InfiniBand). It owns its event channel, cm_id,
- * protection domain, completion queue and queue pair, and closes them in
- * reverse order.
+ * one way for RoCE and InfiniBand). It owns its cm_id, protection domain,
+ * completion queue and queue pair, and closes them in reverse order. Its
+ * cm_id's events arrive through a {@link CmEventLoop} (the process's
+ * {@linkplain CmEventLoop#shared() shared} one unless given), which no
+ * thread of the connection waits on: setup is asynchronous
+ * ({@link #resolveAsync}, {@link #connectAsync}, {@link #acceptAsync},
+ * {@link RdmaListener#acceptAsync}) and the blocking calls wait for those futures.
  * <p>
  * Setup has two steps, so that memory can be registered on {@link #protectionDomain()}
  * and its address and rkey sent as private data:
@@ -35,14 +43,20 @@ import java.time.Duration;
  *   <li>passive side: {@link RdmaListener#accept} (a request), then {@link #accept} or {@link #reject}.</li>
  * </ul>
  * Every error event (ADDR_ERROR, ROUTE_ERROR, UNREACHABLE, REJECTED,
- * CONNECT_ERROR, DEVICE_REMOVAL) and every timeout becomes a {@link CmException}.
+ * CONNECT_ERROR, DEVICE_REMOVAL) and every timeout becomes a {@link CmException}
+ * (in a future: completes it exceptionally). The futures' stages run on the
+ * loop thread unless they use an {@code ...Async} stage with an executor.
  */
 public final class RdmaConnection implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RdmaConnection.class);
 
     enum State { RESOLVED, REQUESTED, ESTABLISHED, DISCONNECTED, CLOSED }
 
-    private final EventChannel channel;
+    /** A wait on the loop's future lasts this much past its own timeout only if the loop is wedged. */
+    static final long GRACE_NANOS = 5_000_000_000L;
+
+    private final CmEventLoop loop;
+    private final CmEndpoint events;
     private final CmId id;
     private final ConnectionOptions options;
     private final DeviceContext context;
@@ -55,9 +69,10 @@ public final class RdmaConnection implements AutoCloseable {
     private int peerInitiatorDepth;
     private int peerResponderResources;
 
-    private RdmaConnection(EventChannel channel, CmId id, ConnectionOptions options, String peer, State state)
-            throws RdmaException {
-        this.channel = channel;
+    private RdmaConnection(CmEventLoop loop, CmEndpoint events, CmId id, ConnectionOptions options, String peer,
+                           State state) throws RdmaException {
+        this.loop = loop;
+        this.events = events;
         this.id = id;
         this.options = options;
         this.peer = peer;
@@ -107,41 +122,176 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public static RdmaConnection resolve(InetSocketAddress remote, InetSocketAddress local, ConnectionOptions options,
                                          Duration timeout) throws RdmaException, InterruptedException {
-        EventChannel channel = EventChannel.create(); // first use loads and links librdmacm: not part of the budget
+        CmEventLoop loop = CmEventLoop.shared(); // first use loads and links librdmacm: not part of the budget
+        loop.refuseBlockingOnLoop("resolve");
         long deadline = System.nanoTime() + timeout.toNanos();
-        CmId id = null;
+        CmEndpoint events = new CmEndpoint();
+        CompletableFuture<CmId> routed = startResolve(loop, events, remote, local, deadline);
+        CmId id;
+        try {
+            id = await(routed, deadline, "timed out resolving " + remote);
+        } catch (InterruptedException | RdmaException e) {
+            if (routed.state() == java.util.concurrent.Future.State.SUCCESS) { // resolved just as we gave up
+                events.end(e);
+                loop.unregister(routed.join().id());
+                Cleanup.closeQuietly(routed.join());
+            }
+            throw e;
+        }
+        return build(loop, events, id, options, remote); // here, not on the loop thread: callers make QPs in parallel
+    }
+
+    /**
+     * {@link #resolve} without blocking, on the {@linkplain CmEventLoop#shared() shared} loop:
+     * the future completes with the connection, or with a {@link CmException}
+     * (or another {@link RdmaException}) by {@code timeout}. Cancelling it frees what was made.
+     */
+    public static CompletableFuture<RdmaConnection> resolveAsync(InetSocketAddress remote, InetSocketAddress local,
+                                                                 ConnectionOptions options, Duration timeout) {
+        try {
+            return resolveAsync(remote, local, options, timeout, CmEventLoop.shared());
+        } catch (RdmaException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** {@link #resolveAsync(InetSocketAddress, InetSocketAddress, ConnectionOptions, Duration)} on {@code loop}. */
+    public static CompletableFuture<RdmaConnection> resolveAsync(InetSocketAddress remote, InetSocketAddress local,
+                                                                 ConnectionOptions options, Duration timeout,
+                                                                 CmEventLoop loop) {
+        CompletableFuture<CmId> routed;
+        CmEndpoint events = new CmEndpoint();
+        try {
+            routed = startResolve(loop, events, remote, local, System.nanoTime() + timeout.toNanos());
+        } catch (RdmaException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<RdmaConnection> result = new CompletableFuture<>();
+        routed.whenComplete((id, e) -> {
+            if (e != null) {
+                result.completeExceptionally(unwrap(e));
+                return;
+            }
+            RdmaConnection c;
+            try {
+                c = build(loop, events, id, options, remote);
+            } catch (RdmaException | RuntimeException x) {
+                result.completeExceptionally(x);
+                return;
+            }
+            if (!result.complete(c)) {
+                Cleanup.closeQuietly(c); // cancelled meanwhile
+            }
+        });
+        result.whenComplete((c, e) -> {
+            if (result.isCancelled()) {
+                routed.cancel(false);
+            }
+        });
+        return result;
+    }
+
+    /** The connection on a resolved cm_id: PD, CQ and QP; on failure, frees the cm_id. */
+    private static RdmaConnection build(CmEventLoop loop, CmEndpoint events, CmId id, ConnectionOptions options,
+                                        InetSocketAddress remote) throws RdmaException {
         boolean ok = false;
         try {
-            id = CmId.create(channel, "rdma_cm_id to " + remote);
+            RdmaConnection c = new RdmaConnection(loop, events, id, options, remote.toString(), State.RESOLVED);
+            ok = true;
+            return c;
+        } finally {
+            if (!ok) {
+                events.end(new CmException("setting up the connection to " + remote + " failed", null, 0));
+                loop.unregister(id.id());
+                Cleanup.closeQuietly(id);
+            }
+        }
+    }
+
+    /**
+     * Both active steps without blocking: resolve, then connect with
+     * {@code privateData}, all within {@code timeout}; a failed connect closes
+     * the connection. For private data that needs the connection's PD (an MR's
+     * key), chain {@link #resolveAsync} and {@link #connectAsync} instead.
+     */
+    public static CompletableFuture<RdmaConnection> connectAsync(InetSocketAddress remote, InetSocketAddress local,
+                                                                 ConnectionOptions options, byte[] privateData,
+                                                                 Duration timeout, CmEventLoop loop) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        return resolveAsync(remote, local, options, timeout, loop).thenCompose(c -> {
+            CompletableFuture<RdmaConnection> f;
+            try {
+                f = c.connectAsync(privateData, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            } catch (RuntimeException e) {
+                f = CompletableFuture.failedFuture(e);
+            }
+            return f.whenComplete((ok, e) -> {
+                if (e != null) {
+                    org.rdmapanama.internal.Cleanup.closeQuietly(c);
+                }
+            });
+        });
+    }
+
+    /**
+     * Resolves address and route; the future hands over the cm_id (its events
+     * going to {@code events}) or fails, having freed it. Cancelling it ends
+     * the step that waits.
+     */
+    private static CompletableFuture<CmId> startResolve(CmEventLoop loop, CmEndpoint events, InetSocketAddress remote,
+                                                        InetSocketAddress local, long deadline) throws RdmaException {
+        CmId id = CmId.create(loop.channel(), "rdma_cm_id to " + remote);
+        boolean ok = false;
+        try {
+            loop.register(id.id(), events);
             try (Arena a = Arena.ofConfined()) {
                 MemorySegment src = local == null ? MemorySegment.NULL : CmId.sockaddr(a, local);
                 MemorySegment dst = CmId.sockaddr(a, remote);
                 Cm.RESOLVE_ADDR.status(remote.toString(), id.id(), src, dst, millis(deadline));
             }
-            expect(channel, CmEventType.ADDR_RESOLVED, deadline, "resolving the address " + remote);
-            Cm.RESOLVE_ROUTE.status(remote.toString(), id.id(), millis(deadline));
-            expect(channel, CmEventType.ROUTE_RESOLVED, deadline, "resolving the route to " + remote);
-            RdmaConnection c = new RdmaConnection(channel, id, options, remote.toString(), State.RESOLVED);
             ok = true;
-            return c;
         } finally {
             if (!ok) {
+                loop.unregister(id.id());
                 Cleanup.closeQuietly(id);
-                Cleanup.closeQuietly(channel);
             }
         }
+        CompletableFuture<CmId> routed = new CompletableFuture<>();
+        // Each step runs where the previous event was delivered, the loop thread; the cm_id
+        // is freed only at the end of the chain, never while a step may still use it.
+        events.expect(loop, CmEventType.ADDR_RESOLVED, deadline, "resolving the address " + remote)
+                .thenCompose(ev -> {
+                    try {
+                        Cm.RESOLVE_ROUTE.status(remote.toString(), id.id(), millis(deadline));
+                    } catch (RdmaException e) {
+                        throw new CompletionException(e);
+                    }
+                    return events.expect(loop, CmEventType.ROUTE_RESOLVED, deadline, "resolving the route to " + remote);
+                })
+                .whenComplete((ev, e) -> {
+                    if (e != null || !routed.complete(id)) {
+                        events.end(e != null ? unwrap(e) : new java.util.concurrent.CancellationException());
+                        loop.unregister(id.id());
+                        Cleanup.closeQuietly(id);
+                        routed.completeExceptionally(e == null ? new java.util.concurrent.CancellationException() : unwrap(e));
+                    }
+                });
+        routed.whenComplete((i, e) -> {
+            if (routed.isCancelled()) {
+                events.end(new java.util.concurrent.CancellationException("resolving " + remote + " was cancelled"));
+            }
+        });
+        return routed;
     }
 
-    /** Passive side: wraps a CONNECT_REQUEST's new cm_id, moved to a channel of its own. */
-    static RdmaConnection fromRequest(CmEvent request, ConnectionOptions options) throws RdmaException {
-        EventChannel channel = null;
+    /** Passive side: wraps a CONNECT_REQUEST's new cm_id, whose events already go to {@code events}. */
+    static RdmaConnection fromRequest(CmEventLoop loop, CmEndpoint events, CmEvent request, ConnectionOptions options)
+            throws RdmaException {
         CmId id = null;
         boolean ok = false;
         try {
             id = CmId.own("rdma_cm_id (accepted)", request.id());
-            channel = EventChannel.create();
-            Cm.MIGRATE_ID.status("accepted cm_id", id.id(), channel.channel());
-            RdmaConnection c = new RdmaConnection(channel, id, options, "peer", State.REQUESTED);
+            RdmaConnection c = new RdmaConnection(loop, events, id, options, "peer", State.REQUESTED);
             c.peerPrivateData = request.privateData();
             c.peerInitiatorDepth = request.initiatorDepth();
             c.peerResponderResources = request.responderResources();
@@ -149,17 +299,83 @@ public final class RdmaConnection implements AutoCloseable {
             return c;
         } finally {
             if (!ok) {
-                Cleanup.closeQuietly(id);
-                Cleanup.closeQuietly(channel);
+                loop.unregister(request.id());
+                events.end(new CmException("the connect request failed", null, 0));
+                if (id != null) {
+                    Cleanup.closeQuietly(id);
+                } else {
+                    CmEventLoop.destroyUnowned(request.id());
+                }
             }
         }
     }
 
+    static Throwable unwrap(Throwable e) {
+        while ((e instanceof CompletionException || e instanceof java.util.concurrent.ExecutionException)
+                && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
+
+    /**
+     * Waits for a future of the loop, which completes by {@code deadline} by
+     * itself (its own timer); throws what it failed with. Interrupted: cancels it.
+     */
+    static <T> T await(CompletableFuture<T> f, long deadline, String wedged)
+            throws RdmaException, InterruptedException {
+        try {
+            return f.get(Math.max(0, deadline - System.nanoTime()) + GRACE_NANOS, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            f.cancel(false);
+            throw e;
+        } catch (TimeoutException e) {
+            f.cancel(false);
+            throw new CmException(wedged + ": the rdma_cm event loop did not answer", null, 0);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw rethrow(e.getCause());
+        } catch (java.util.concurrent.CancellationException e) {
+            throw new CmException(wedged + ": cancelled", null, 0);
+        }
+    }
+
+    private static RdmaException rethrow(Throwable t) {
+        t = unwrap(t);
+        if (t instanceof RdmaException r) {
+            return r;
+        }
+        if (t instanceof RuntimeException r) {
+            throw r;
+        }
+        if (t instanceof Error r) {
+            throw r;
+        }
+        throw new IllegalStateException(t);
+    }
+
     /** Active side, step 2: {@code rdma_connect} with {@code privateData}; waits for ESTABLISHED. */
     public void connect(byte[] privateData, Duration timeout) throws RdmaException, InterruptedException {
+        loop.refuseBlockingOnLoop("connect");
+        long deadline = System.nanoTime() + timeout.toNanos();
+        await(startConnect(privateData, deadline), deadline, "timed out connecting to " + peer);
+    }
+
+    /**
+     * {@link #connect} without blocking: the future completes with this
+     * connection once established, or with a {@link CmException} by
+     * {@code timeout}. A wrong state or oversized private data throws at once.
+     */
+    public CompletableFuture<RdmaConnection> connectAsync(byte[] privateData, Duration timeout) {
+        try {
+            return startConnect(privateData, System.nanoTime() + timeout.toNanos());
+        } catch (RdmaException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private CompletableFuture<RdmaConnection> startConnect(byte[] privateData, long deadline) throws RdmaException {
         requireState(State.RESOLVED, "connect");
         checkPrivateData(privateData, true);
-        long deadline = System.nanoTime() + timeout.toNanos();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment param = connParam(a, privateData, options.rdmaReadDepth(), options.rdmaReadDepth());
             Cm.CONNECT.status(describe(), id.id(), param);
@@ -170,24 +386,53 @@ public final class RdmaConnection implements AutoCloseable {
             throw new CmException("connecting to " + peer + ": "
                     + Errno.message("rdma_connect", context.device().name(), e.errno()), null, e.errno());
         }
-        CmEvent ev = expect(channel, CmEventType.ESTABLISHED, deadline, "connecting to " + peer);
-        peerPrivateData = ev.privateData();
-        state = State.ESTABLISHED;
+        return established(events.expect(loop, CmEventType.ESTABLISHED, deadline, "connecting to " + peer), true);
+    }
+
+    /** Marks the connection ESTABLISHED when {@code f} completes, unless it was closed meanwhile. */
+    private CompletableFuture<RdmaConnection> established(CompletableFuture<CmEvent> f, boolean takePrivateData) {
+        CompletableFuture<RdmaConnection> r = f.thenApply(ev -> {
+            synchronized (this) {
+                if (state == State.CLOSED) {
+                    throw new CompletionException(new org.rdmapanama.ClosedResourceException(describe() + " is closed"));
+                }
+                if (takePrivateData) {
+                    peerPrivateData = ev.privateData();
+                }
+                state = State.ESTABLISHED;
+            }
+            return this;
+        });
+        r.whenComplete((c, e) -> f.cancel(false)); // a cancelled result gives up the wait
+        return r;
     }
 
     /** Passive side: {@code rdma_accept} with {@code privateData}; waits for ESTABLISHED. */
     public void accept(byte[] privateData, Duration timeout) throws RdmaException, InterruptedException {
+        loop.refuseBlockingOnLoop("accept");
+        long deadline = System.nanoTime() + timeout.toNanos();
+        await(startAccept(privateData, deadline), deadline, "timed out accepting a connection");
+    }
+
+    /** {@link #accept} without blocking, as {@link #connectAsync} is to {@link #connect}. */
+    public CompletableFuture<RdmaConnection> acceptAsync(byte[] privateData, Duration timeout) {
+        try {
+            return startAccept(privateData, System.nanoTime() + timeout.toNanos());
+        } catch (RdmaException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private CompletableFuture<RdmaConnection> startAccept(byte[] privateData, long deadline) throws RdmaException {
         requireState(State.REQUESTED, "accept");
         checkPrivateData(privateData, false);
-        long deadline = System.nanoTime() + timeout.toNanos();
         try (Arena a = Arena.ofConfined()) {
             // Never promise more reads than the peer asked for, or than we offer.
             int responder = Math.min(options.rdmaReadDepth(), peerInitiatorDepth);
             int initiator = Math.min(options.rdmaReadDepth(), peerResponderResources);
             Cm.ACCEPT.status(describe(), id.id(), connParam(a, privateData, responder, initiator));
         }
-        expect(channel, CmEventType.ESTABLISHED, deadline, "accepting a connection");
-        state = State.ESTABLISHED;
+        return established(events.expect(loop, CmEventType.ESTABLISHED, deadline, "accepting a connection"), false);
     }
 
     /** Passive side: {@code rdma_reject}, with optional private data for the peer. */
@@ -230,19 +475,7 @@ public final class RdmaConnection implements AutoCloseable {
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE, (deadline - System.nanoTime()) / 1_000_000));
     }
 
-    private static CmEvent expect(EventChannel channel, CmEventType wanted, long deadline, String what)
-            throws RdmaException, InterruptedException {
-        CmEvent ev = channel.next(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-        if (ev == null) {
-            throw new CmException("timed out " + what + " (no " + wanted.cName() + ")", null, 0);
-        }
-        if (ev.type() != wanted) {
-            throw new CmException(what + " failed: " + ev.type().cName() + describeStatus(ev), ev.type(), ev.status());
-        }
-        return ev;
-    }
-
-    private static String describeStatus(CmEvent ev) {
+    static String describeStatus(CmEvent ev) {
         if (ev.status() == 0) {
             return "";
         }
@@ -266,9 +499,21 @@ public final class RdmaConnection implements AutoCloseable {
      * DEVICE_REMOVAL, ...), or returns null after {@code timeout}.
      */
     public CmEventType awaitEvent(Duration timeout) throws RdmaException, InterruptedException {
-        CmEvent ev = channel.next(timeout);
-        if (ev == null) {
-            return null;
+        loop.refuseBlockingOnLoop("await an event");
+        CompletableFuture<CmEvent> f = events.next();
+        CmEvent ev;
+        try {
+            ev = f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            if (f.cancel(false)) {
+                return null;
+            }
+            ev = f.join(); // it came in between
+        } catch (InterruptedException e) {
+            f.cancel(false);
+            throw e;
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw rethrow(e.getCause());
         }
         if (ev.type() == CmEventType.DISCONNECTED || ev.type() == CmEventType.DEVICE_REMOVAL) {
             state = State.DISCONNECTED;
@@ -322,10 +567,13 @@ public final class RdmaConnection implements AutoCloseable {
 
     /** {@code rdma_disconnect}: flushes outstanding work; the peer sees DISCONNECTED. */
     public void disconnect() throws RdmaException {
-        if (state == State.ESTABLISHED) {
+        synchronized (this) {
+            if (state != State.ESTABLISHED) {
+                return;
+            }
             state = State.DISCONNECTED;
-            Cm.DISCONNECT.status(describe(), id.id());
         }
+        Cm.DISCONNECT.status(describe(), id.id());
     }
 
     private void requireState(State wanted, String op) {
@@ -339,20 +587,32 @@ public final class RdmaConnection implements AutoCloseable {
         return "connection with " + peer + " on " + (context == null ? "?" : context.device().name());
     }
 
-    /** Disconnects if connected, then frees QP, CQ, PD, cm_id and channel, in that order. Idempotent. */
+    /**
+     * Disconnects if connected, then frees QP, CQ, PD and cm_id, in that order.
+     * A wait for this connection's events (a blocking or asynchronous connect,
+     * accept or awaitEvent) fails at once with {@link org.rdmapanama.ClosedResourceException}. Idempotent.
+     */
     @Override
     public void close() throws RdmaException {
-        if (state == State.CLOSED) {
-            return;
+        State was;
+        synchronized (this) {
+            was = state;
+            if (was == State.CLOSED) {
+                return;
+            }
+            state = State.CLOSED;
         }
-        try {
-            disconnect();
-        } catch (RdmaException e) {
-            log.debug("rdma_disconnect while closing {}: {}", describe(), e.getMessage());
+        if (was == State.ESTABLISHED) {
+            try {
+                Cm.DISCONNECT.status(describe(), id.id());
+            } catch (RdmaException e) {
+                log.debug("rdma_disconnect while closing {}: {}", describe(), e.getMessage());
+            }
         }
-        state = State.CLOSED;
+        events.end(new org.rdmapanama.ClosedResourceException(describe() + " is closed"));
+        loop.unregister(id.id()); // before rdma_destroy_id: see CmEventLoop.dispatch
         RdmaException first = null;
-        for (AutoCloseable r : new AutoCloseable[] {context, id, channel}) {
+        for (AutoCloseable r : new AutoCloseable[] {context, id}) {
             try {
                 r.close(); // the context closes QP, CQ and PD first
             } catch (RdmaException e) {

@@ -1,5 +1,6 @@
 package org.rdmapanama.cm;
 
+import org.rdmapanama.ClosedResourceException;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.internal.Cleanup;
 import org.rdmapanama.internal.Cm;
@@ -7,52 +8,175 @@ import org.rdmapanama.internal.Cm;
 import java.lang.foreign.Arena;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A listening rdma_cm_id: {@code rdma_bind_addr}, {@code rdma_listen}, and
- * {@link #accept} for each connect request. Closing it while another thread
- * waits in {@code accept} makes that accept throw {@link org.rdmapanama.ClosedResourceException}.
+ * {@link #accept} (or {@link #acceptAsync}) for each connect request. Its
+ * events arrive through a {@link CmEventLoop}; requests nobody has taken yet
+ * wait in a queue. Closing it while another thread waits in {@code accept}
+ * makes that accept throw {@link org.rdmapanama.ClosedResourceException}, and
+ * refuses the requests not taken.
  */
 public final class RdmaListener implements AutoCloseable {
-    private final EventChannel channel;
+    /** A CONNECT_REQUEST whose new cm_id's events already go to {@code events}. */
+    private record Request(CmEvent event, CmEndpoint events) {}
+
+    private final CmEventLoop loop;
     private final CmId id;
     private final InetSocketAddress address;
     private final ConnectionOptions options;
+    /** Request, RdmaConnection (built for a waiter that gave up) or RdmaException (DEVICE_REMOVAL). */
+    private final ArrayDeque<Object> pending = new ArrayDeque<>();
+    private final ArrayDeque<CompletableFuture<Object>> waiters = new ArrayDeque<>();
+    private boolean closed;
 
-    private RdmaListener(EventChannel channel, CmId id, InetSocketAddress address, ConnectionOptions options) {
-        this.channel = channel;
+    private RdmaListener(CmEventLoop loop, CmId id, InetSocketAddress address, ConnectionOptions options) {
+        this.loop = loop;
         this.id = id;
         this.address = address;
         this.options = options;
     }
 
-    /** Binds to {@code address} (its IP picks the device) and listens with {@code backlog}. */
+    /** Binds to {@code address} (its IP picks the device) and listens with {@code backlog}, on the shared loop. */
     public static RdmaListener bind(InetSocketAddress address, int backlog, ConnectionOptions options)
             throws RdmaException {
         if (backlog < 1) {
             throw new IllegalArgumentException("backlog must be at least 1, got " + backlog);
         }
-        EventChannel channel = EventChannel.create();
-        CmId id = null;
+        return bind(address, backlog, options, CmEventLoop.shared());
+    }
+
+    /** {@link #bind(InetSocketAddress, int, ConnectionOptions)} on {@code loop}; its connections use it too. */
+    public static RdmaListener bind(InetSocketAddress address, int backlog, ConnectionOptions options, CmEventLoop loop)
+            throws RdmaException {
+        if (backlog < 1) {
+            throw new IllegalArgumentException("backlog must be at least 1, got " + backlog);
+        }
+        CmId id = CmId.create(loop.channel(), "rdma_cm listener on " + address);
+        RdmaListener l = new RdmaListener(loop, id, address, options);
         boolean ok = false;
         try {
-            id = CmId.create(channel, "rdma_cm listener on " + address);
+            loop.register(id.id(), l.target());
             try (Arena a = Arena.ofConfined()) {
                 Cm.BIND_ADDR.status(address.toString(), id.id(), CmId.sockaddr(a, address));
             }
             Cm.LISTEN.status(address.toString(), id.id(), backlog);
             ok = true;
-            return new RdmaListener(channel, id, address, options);
+            return l;
         } finally {
             if (!ok) {
+                loop.unregister(id.id());
                 Cleanup.closeQuietly(id);
-                Cleanup.closeQuietly(channel);
             }
         }
     }
 
     public InetSocketAddress address() {
         return address;
+    }
+
+    private CmEventLoop.Target target() {
+        return new CmEventLoop.Target() {
+            @Override
+            public void onEvent(CmEvent ev) {
+                if (ev.type() == CmEventType.CONNECT_REQUEST) {
+                    // Registered before the loop reads on, so none of the new cm_id's events is lost.
+                    CmEndpoint events = new CmEndpoint();
+                    try {
+                        loop.register(ev.id(), events);
+                    } catch (RdmaException | RuntimeException e) {
+                        CmEventLoop.destroyUnowned(ev.id());
+                        return;
+                    }
+                    offer(new Request(ev, events));
+                } else if (ev.type() == CmEventType.DEVICE_REMOVAL) {
+                    offer(new CmException("the device of the listener on " + address + " was removed",
+                            ev.type(), ev.status()));
+                }
+                // Anything else on a listening id is noise (e.g. ADDR_CHANGE).
+            }
+
+            @Override
+            public void onLoopFailure(RdmaException e) {
+                offer(e);
+            }
+        };
+    }
+
+    /** Hands {@code item} to the oldest waiter still waiting, or queues it; refuses it once closed. */
+    private void offer(Object item) {
+        while (true) {
+            CompletableFuture<Object> w;
+            synchronized (this) {
+                if (closed) {
+                    break;
+                }
+                waiters.removeIf(CompletableFuture::isDone);
+                w = waiters.poll();
+                if (w == null) {
+                    pending.add(item);
+                    return;
+                }
+            }
+            if (w.complete(item)) {
+                return;
+            }
+        }
+        discard(item);
+    }
+
+    /** Refuses a request nobody will take (destroying its cm_id rejects it), or closes a built connection. */
+    private void discard(Object item) {
+        if (item instanceof Request r) {
+            loop.unregister(r.event().id());
+            r.events().end(new ClosedResourceException(describe() + " is closed"));
+            CmEventLoop.destroyUnowned(r.event().id());
+        } else if (item instanceof RdmaConnection c) {
+            Cleanup.closeQuietly(c);
+        }
+    }
+
+    private String describe() {
+        return "rdma_cm listener on " + address;
+    }
+
+    /** The next request (or failure), or a future of it that completes with null at {@code deadline}. */
+    private CompletableFuture<Object> take(long deadline) {
+        CompletableFuture<Object> f = new CompletableFuture<>();
+        synchronized (this) {
+            if (closed) {
+                f.completeExceptionally(new ClosedResourceException(describe() + " is closed"));
+                return f;
+            }
+            Object item = pending.poll();
+            if (item != null) {
+                f.complete(item);
+                return f;
+            }
+            waiters.add(f);
+        }
+        CmEventLoop.Timer t = loop.schedule(deadline, () -> f.complete(null));
+        f.whenComplete((x, e) -> t.cancel());
+        return f;
+    }
+
+    /** Turns what {@link #take} handed over into a connection with its QP (in the caller's thread). */
+    private RdmaConnection open(Object item) throws RdmaException {
+        if (item == null || item instanceof RdmaConnection) {
+            return (RdmaConnection) item;
+        }
+        if (item instanceof RdmaException e) {
+            throw e;
+        }
+        Request r = (Request) item;
+        return RdmaConnection.fromRequest(loop, r.events(), r.event(), options);
     }
 
     /**
@@ -62,34 +186,90 @@ public final class RdmaListener implements AutoCloseable {
      * Returns null when {@code timeout} passes first.
      */
     public RdmaConnection accept(Duration timeout) throws RdmaException, InterruptedException {
+        loop.refuseBlockingOnLoop("accept");
         long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            CmEvent ev = channel.next(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-            if (ev == null) {
-                return null;
+        CompletableFuture<Object> f = take(deadline);
+        Object item;
+        try {
+            item = f.get(Math.max(0, deadline - System.nanoTime()) + RdmaConnection.GRACE_NANOS, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException | TimeoutException e) {
+            if (!f.cancel(false)) {
+                discard(f.join()); // it came in between: nobody takes it now
             }
-            if (ev.type() == CmEventType.CONNECT_REQUEST) {
-                return RdmaConnection.fromRequest(ev, options);
+            if (e instanceof InterruptedException ie) {
+                throw ie;
             }
-            if (ev.type() == CmEventType.DEVICE_REMOVAL) {
-                throw new CmException("the device of the listener on " + address + " was removed",
-                        ev.type(), ev.status());
+            return null;
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable t = RdmaConnection.unwrap(e);
+            if (t instanceof RdmaException r) {
+                throw r;
             }
-            // Anything else on a listening id is noise (e.g. ADDR_CHANGE): keep waiting.
+            throw t instanceof RuntimeException r ? r : new IllegalStateException(t);
         }
+        return open(item);
     }
 
+    /**
+     * {@link #accept} without blocking: the future completes with the next
+     * request as a connection (its QP made on the loop thread), with null when
+     * {@code timeout} passes first, or exceptionally (closed listener, removed
+     * device). Futures are served in the order they were asked for;
+     * cancelling one leaves its request to the next.
+     */
+    public CompletableFuture<RdmaConnection> acceptAsync(Duration timeout) {
+        CompletableFuture<RdmaConnection> result = new CompletableFuture<>();
+        CompletableFuture<Object> f = take(System.nanoTime() + timeout.toNanos());
+        f.whenComplete((item, e) -> {
+            if (e != null) {
+                result.completeExceptionally(RdmaConnection.unwrap(e));
+                return;
+            }
+            RdmaConnection c;
+            try {
+                c = open(item);
+            } catch (RdmaException | RuntimeException x) {
+                result.completeExceptionally(x);
+                return;
+            }
+            if (!result.complete(c) && c != null) {
+                offer(c); // cancelled meanwhile: the next waiter gets it
+            }
+        });
+        result.whenComplete((c, e) -> {
+            if (result.isCancelled()) {
+                f.cancel(false);
+            }
+        });
+        return result;
+    }
+
+    /** Stops listening; requests not taken are refused and waiting accepts fail. Idempotent. */
     @Override
     public void close() throws RdmaException {
-        RdmaException first = null;
+        List<Object> left;
+        List<CompletableFuture<Object>> failed;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            left = new ArrayList<>(pending);
+            pending.clear();
+            failed = new ArrayList<>(waiters);
+            waiters.clear();
+        }
+        ClosedResourceException gone = new ClosedResourceException(describe() + " is closed");
+        for (CompletableFuture<Object> w : failed) {
+            w.completeExceptionally(gone);
+        }
+        loop.unregister(id.id()); // before rdma_destroy_id: see CmEventLoop.dispatch
         try {
             id.close();
-        } catch (RdmaException e) {
-            first = e;
-        }
-        channel.close();
-        if (first != null) {
-            throw first;
+        } finally {
+            for (Object item : left) {
+                discard(item);
+            }
         }
     }
 }

@@ -15,7 +15,10 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
-/** The few libc calls that event channels need: poll(2) with a timeout and fcntl(2) for O_NONBLOCK. */
+/**
+ * The few libc calls that event channels need: poll(2) with a timeout,
+ * fcntl(2) for O_NONBLOCK, and an eventfd(2) to wake a thread that polls.
+ */
 public final class Posix {
     private Posix() {}
 
@@ -34,6 +37,16 @@ public final class Posix {
 
     private static final MethodHandle POLL = Verbs.linkWithErrno(LINKER.defaultLookup().findOrThrow("poll"),
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle EVENTFD = Verbs.linkWithErrno(LINKER.defaultLookup().findOrThrow("eventfd"),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle WRITE = Verbs.linkWithErrno(LINKER.defaultLookup().findOrThrow("write"),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle READ = Verbs.linkWithErrno(LINKER.defaultLookup().findOrThrow("read"),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle CLOSE = Verbs.linkWithErrno(LINKER.defaultLookup().findOrThrow("close"),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final int EFD_NONBLOCK = 04000;
+    private static final int EFD_CLOEXEC = 02000000;
     private static final MethodHandle FCNTL = Verbs.linkWithErrno(LINKER.defaultLookup().findOrThrow("fcntl"),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
 
@@ -129,6 +142,93 @@ public final class Posix {
             return 0;
         } catch (Throwable t) {
             throw new IllegalStateException("fcntl", t);
+        }
+    }
+
+    /** A non-blocking, close-on-exec eventfd; throws naming {@code what} on failure. */
+    public static int eventFd(String what) throws RdmaException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(Verbs.CALL_STATE);
+            int fd = (int) EVENTFD.invokeExact(state, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+            if (fd < 0) {
+                throw Errno.failure("eventfd", what, Verbs.errno(state));
+            }
+            return fd;
+        } catch (RdmaException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("eventfd", t);
+        }
+    }
+
+    /** Adds 1 to eventfd {@code fd}, which makes it readable (a full counter, EAGAIN, is readable too). */
+    public static void signal(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment one = a.allocate(JAVA_LONG);
+            one.set(JAVA_LONG, 0, 1L);
+            long rc = (long) WRITE.invokeExact(a.allocate(Verbs.CALL_STATE), fd, one, 8L);
+            assert rc == 8 || rc == -1;
+        } catch (Throwable t) {
+            throw new IllegalStateException("write(eventfd)", t);
+        }
+    }
+
+    /** Resets eventfd {@code fd} to 0 (not readable). */
+    public static void drain(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            long rc = (long) READ.invokeExact(a.allocate(Verbs.CALL_STATE), fd, a.allocate(JAVA_LONG), 8L);
+            assert rc == 8 || rc == -1; // -1: EAGAIN, already 0
+        } catch (Throwable t) {
+            throw new IllegalStateException("read(eventfd)", t);
+        }
+    }
+
+    /** close(2); the fd is gone whatever it returns. */
+    public static void closeFd(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            int rc = (int) CLOSE.invokeExact(a.allocate(Verbs.CALL_STATE), fd);
+            assert rc == 0 || rc == -1;
+        } catch (Throwable t) {
+            throw new IllegalStateException("close", t);
+        }
+    }
+
+    /** Bits of {@link #pollBoth}'s answer. */
+    public static final int FIRST_READABLE = 1, SECOND_READABLE = 2, FIRST_FAILED = 4;
+
+    /**
+     * Waits up to {@code timeoutMillis} (-1: no limit) until {@code first} or
+     * {@code second} is readable. Returns a mask of {@link #FIRST_READABLE},
+     * {@link #SECOND_READABLE} and {@link #FIRST_FAILED} (error, hang-up or
+     * not open, with nothing to read), 0 on timeout or EINTR, or -errno.
+     */
+    public static int pollBoth(int first, int second, int timeoutMillis) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment pfd = a.allocate(POLLFD, 2);
+            pfd.set(JAVA_INT, 0, first);
+            pfd.set(JAVA_SHORT, 4, POLLIN);
+            pfd.set(JAVA_INT, 8, second);
+            pfd.set(JAVA_SHORT, 12, POLLIN);
+            MemorySegment state = a.allocate(Verbs.CALL_STATE);
+            int rc = (int) POLL.invokeExact(state, pfd, 2L, timeoutMillis);
+            if (rc < 0) {
+                int e = Verbs.errno(state);
+                return e == Errno.EINTR ? 0 : -e;
+            }
+            short r1 = pfd.get(JAVA_SHORT, 6);
+            short r2 = pfd.get(JAVA_SHORT, 14);
+            int mask = 0;
+            if ((r1 & POLLIN) != 0) {
+                mask |= FIRST_READABLE;
+            } else if ((r1 & (POLLERR | POLLHUP | POLLNVAL)) != 0) {
+                mask |= FIRST_FAILED;
+            }
+            if ((r2 & POLLIN) != 0) {
+                mask |= SECOND_READABLE;
+            }
+            return mask;
+        } catch (Throwable t) {
+            throw new IllegalStateException("poll", t);
         }
     }
 }

@@ -1,0 +1,113 @@
+package org.rdmapanama.cm;
+
+import org.rdmapanama.error.RdmaException;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * The events of one connection's cm_id, in order: the loop adds them, and
+ * each {@link #next} future takes the oldest one not yet taken (waiters are
+ * served first come, first served). A waiter that was cancelled or timed out
+ * takes nothing. After {@link #end}, waiters fail with its cause.
+ */
+final class CmEndpoint implements CmEventLoop.Target {
+    private final ArrayDeque<CmEvent> events = new ArrayDeque<>();
+    private final ArrayDeque<CompletableFuture<CmEvent>> waiters = new ArrayDeque<>();
+    private Throwable ended;
+
+    CompletableFuture<CmEvent> next() {
+        CompletableFuture<CmEvent> f = new CompletableFuture<>();
+        synchronized (this) {
+            if (ended != null) {
+                f.completeExceptionally(ended);
+                return f;
+            }
+            waiters.add(f);
+        }
+        deliver();
+        return f;
+    }
+
+    /**
+     * The next event if it is {@code wanted}, else a {@link CmException} (the
+     * event, or a timeout at {@code deadline}) naming {@code what}. Cancelling
+     * the result gives up the wait.
+     */
+    CompletableFuture<CmEvent> expect(CmEventLoop loop, CmEventType wanted, long deadline, String what) {
+        CompletableFuture<CmEvent> next = next();
+        CmEventLoop.Timer timer = loop.schedule(deadline, () -> next.completeExceptionally(
+                new CmException("timed out " + what + " (no " + wanted.cName() + ")", null, 0)));
+        CompletableFuture<CmEvent> result = next.thenApply(ev -> {
+            if (ev.type() != wanted) {
+                throw new CompletionException(new CmException(what + " failed: " + ev.type().cName()
+                        + RdmaConnection.describeStatus(ev), ev.type(), ev.status()));
+            }
+            return ev;
+        });
+        result.whenComplete((ev, e) -> {
+            timer.cancel();
+            next.cancel(false); // a no-op unless the result was cancelled first
+        });
+        return result;
+    }
+
+    @Override
+    public void onEvent(CmEvent event) {
+        synchronized (this) {
+            if (ended != null) {
+                return;
+            }
+            events.add(event);
+        }
+        deliver();
+    }
+
+    @Override
+    public void onLoopFailure(RdmaException e) {
+        end(e);
+    }
+
+    /** Fails every waiter, now and later, with {@code cause}; events not taken are dropped. */
+    void end(Throwable cause) {
+        List<CompletableFuture<CmEvent>> failed;
+        synchronized (this) {
+            if (ended != null) {
+                return;
+            }
+            ended = cause;
+            failed = new ArrayList<>(waiters);
+            waiters.clear();
+            events.clear();
+        }
+        for (CompletableFuture<CmEvent> f : failed) {
+            f.completeExceptionally(cause);
+        }
+    }
+
+    /** Pairs waiters with events; completes outside the lock, as completion runs the waiter's stages. */
+    private void deliver() {
+        while (true) {
+            CompletableFuture<CmEvent> w;
+            CmEvent ev;
+            synchronized (this) {
+                waiters.removeIf(CompletableFuture::isDone);
+                if (waiters.isEmpty() || events.isEmpty()) {
+                    return;
+                }
+                w = waiters.poll();
+                ev = events.poll();
+            }
+            if (!w.complete(ev)) {
+                synchronized (this) {
+                    if (ended == null) {
+                        events.addFirst(ev); // it gave up in between: the event is the next one's
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,331 @@
+package org.rdmapanama.cm;
+
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.internal.Posix;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+/**
+ * One rdma_cm event channel and the one thread that reads it: every cm_id of
+ * the connections and listeners made with this loop lives on the channel, and
+ * the thread hands each event, copied and acked, to its cm_id's owner. The
+ * thread sleeps in poll(2) on the channel and an eventfd, so a close, a new
+ * timer or a stop wakes it at once; timers (every setup step's timeout) run
+ * on it too.
+ * <p>
+ * {@link #shared()} is the process's loop, started on first use and never
+ * stopped; {@link #create} makes a separate group (its own channel and
+ * thread), closed once its connections and listeners are.
+ * <p>
+ * Futures of the asynchronous API complete on this thread: a stage that
+ * blocks (or calls the blocking API) stalls every connection of the group.
+ */
+public final class CmEventLoop implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(CmEventLoop.class);
+    private static final Object SHARED_LOCK = new Object();
+    private static volatile CmEventLoop shared;
+
+    /** Receives the events of one cm_id, on the loop thread, after they were acked. */
+    interface Target {
+        void onEvent(CmEvent event);
+
+        /** The channel failed: no event will come any more. */
+        void onLoopFailure(RdmaException e);
+    }
+
+    /** A timer; {@link #cancel} only marks it, the loop drops it when it is due. */
+    static final class Timer implements Comparable<Timer> {
+        final long deadline;
+        final long seq;
+        final Runnable action;
+        volatile boolean cancelled;
+
+        Timer(long deadline, long seq, Runnable action) {
+            this.deadline = deadline;
+            this.seq = seq;
+            this.action = action;
+        }
+
+        void cancel() {
+            cancelled = true;
+        }
+
+        @Override
+        public int compareTo(Timer o) {
+            int c = Long.compare(deadline - o.deadline, 0); // nanoTime order, overflow-safe
+            return c != 0 ? c : Long.compare(seq, o.seq);
+        }
+    }
+
+    private final String name;
+    private final EventChannel channel;
+    private final int wakeFd;
+    private final Thread thread;
+    private final boolean isShared;
+    private final ConcurrentHashMap<Long, Target> targets = new ConcurrentHashMap<>();
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final PriorityQueue<Timer> timers = new PriorityQueue<>(); // loop thread only
+    private long timerSeq; // loop thread only
+    private volatile boolean stopping;
+    private volatile RdmaException failure;
+
+    private CmEventLoop(String name, boolean isShared) throws RdmaException {
+        this.name = name;
+        this.isShared = isShared;
+        this.channel = EventChannel.create();
+        try {
+            this.wakeFd = Posix.eventFd("wake-up of " + name);
+        } catch (RdmaException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+        // A platform thread: it blocks in poll(2), which would pin a virtual one.
+        this.thread = Thread.ofPlatform().name(name).daemon(true).unstarted(this::run);
+        thread.start();
+    }
+
+    /** The process's loop, started on first use (which also loads and links librdmacm). */
+    public static CmEventLoop shared() throws RdmaException {
+        CmEventLoop l = shared;
+        if (l == null) {
+            synchronized (SHARED_LOCK) {
+                l = shared;
+                if (l == null) {
+                    shared = l = new CmEventLoop("rdma-cm-loop", true);
+                }
+            }
+        }
+        return l;
+    }
+
+    /** A loop of its own for a group of connections and listeners, named {@code name} (its thread's name). */
+    public static CmEventLoop create(String name) throws RdmaException {
+        return new CmEventLoop(name, false);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    EventChannel channel() {
+        return channel;
+    }
+
+    boolean onLoopThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    /** Throws when called on the loop thread, where a blocking wait would wait for itself. */
+    void refuseBlockingOnLoop(String op) {
+        if (onLoopThread()) {
+            throw new IllegalStateException("cannot " + op + " blocking on the rdma_cm event loop thread " + name
+                    + ", which delivers the event it would wait for; use the asynchronous variant");
+        }
+    }
+
+    void register(MemorySegment id, Target target) throws RdmaException {
+        RdmaException f = failure;
+        if (f != null) {
+            throw f;
+        }
+        if (stopping) {
+            throw new IllegalStateException("the rdma_cm event loop " + name + " is closed");
+        }
+        targets.put(id.address(), target);
+    }
+
+    /** Before rdma_destroy_id: see {@link #dispatch} for why the order matters. */
+    void unregister(MemorySegment id) {
+        targets.remove(id.address());
+    }
+
+    /** Runs {@code task} on the loop thread (at once when called there). */
+    void execute(Runnable task) {
+        if (onLoopThread()) {
+            task.run();
+            return;
+        }
+        synchronized (this) { // the fd is closed under this lock once stopping: never signal a reused fd number
+            if (stopping) {
+                throw new IllegalStateException("the rdma_cm event loop " + name + " is closed");
+            }
+            tasks.add(task);
+            Posix.signal(wakeFd);
+        }
+    }
+
+    /** Runs {@code action} on the loop thread at {@code deadline} ({@link System#nanoTime}), unless cancelled. */
+    Timer schedule(long deadline, Runnable action) {
+        Timer t = new Timer(deadline, 0, action);
+        execute(() -> timers.add(new Timer(t.deadline, timerSeq++, () -> {
+            if (!t.cancelled) {
+                t.action.run();
+            }
+        })));
+        return t;
+    }
+
+    private void run() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            while (!stopping) {
+                runTasks();
+                long now = System.nanoTime();
+                runTimers(now);
+                int timeout = -1;
+                if (!tasks.isEmpty()) {
+                    timeout = 0;
+                } else if (!timers.isEmpty()) {
+                    // Round up: waking before the deadline would only poll again.
+                    long left = timers.peek().deadline - System.nanoTime();
+                    timeout = left <= 0 ? 0 : (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000);
+                }
+                int ready = Posix.pollBoth(channel.fd(), wakeFd, timeout);
+                if (ready < 0) {
+                    throw org.rdmapanama.internal.Errno.failure("poll", name, ready);
+                }
+                if ((ready & Posix.SECOND_READABLE) != 0) {
+                    Posix.drain(wakeFd);
+                }
+                if ((ready & Posix.FIRST_FAILED) != 0) {
+                    throw org.rdmapanama.internal.Errno.failure("poll", "rdma_cm event channel of " + name,
+                            org.rdmapanama.internal.Errno.EIO);
+                }
+                if ((ready & Posix.FIRST_READABLE) != 0) {
+                    // A bounded batch, so that timers and tasks are not starved by a flood.
+                    for (int i = 0; i < 64 && dispatch(out); i++) {
+                        // next
+                    }
+                }
+            }
+        } catch (RdmaException e) {
+            fail(e);
+        } catch (RuntimeException | Error e) {
+            fail(new CmException("the rdma_cm event loop " + name + " failed: " + e, null, 0));
+            throw e;
+        } finally {
+            synchronized (this) {
+                if (stopping) {
+                    org.rdmapanama.internal.Cleanup.closeQuietly(channel);
+                    Posix.closeFd(wakeFd);
+                }
+            }
+        }
+    }
+
+    private void fail(RdmaException e) {
+        log.error("rdma_cm event loop {} stops: {}", name, e.getMessage());
+        failure = e;
+        for (Target t : List.copyOf(targets.values())) {
+            try {
+                t.onLoopFailure(e);
+            } catch (RuntimeException x) {
+                log.warn("after the failure of {}: {}", name, x.toString());
+            }
+        }
+    }
+
+    private void runTasks() {
+        Runnable r;
+        while ((r = tasks.poll()) != null) {
+            safely(r);
+        }
+    }
+
+    private void runTimers(long now) {
+        while (!timers.isEmpty() && timers.peek().deadline - now <= 0) {
+            safely(timers.poll().action);
+        }
+    }
+
+    private void safely(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            log.warn("a task on the rdma_cm event loop {} failed", name, e);
+        }
+    }
+
+    /**
+     * Reads, copies, acks and hands over one event; false when none was waiting.
+     * The owner is looked up before the ack: until the ack, rdma_destroy_id of
+     * that cm_id cannot return, so its address cannot have been reused by a new
+     * cm_id (owners unregister before they destroy). Nothing is destroyed here
+     * before the ack, as librdmacm would wait for it forever.
+     */
+    private boolean dispatch(MemorySegment out) throws RdmaException {
+        MemorySegment raw = channel.poll(out);
+        if (raw == null) {
+            return false;
+        }
+        CmEvent ev;
+        Target target;
+        try {
+            ev = EventChannel.copy(raw);
+            target = targets.get(EventChannel.target(raw).address());
+        } finally {
+            EventChannel.ack(raw);
+        }
+        if (target != null) {
+            try {
+                target.onEvent(ev);
+            } catch (RuntimeException e) {
+                log.warn("handling {} on {}", ev.type(), name, e);
+            }
+        } else if (ev.type() == CmEventType.CONNECT_REQUEST) {
+            // The listener is gone: refuse the request (destroying an unaccepted id rejects it).
+            destroyUnowned(ev.id());
+        } else {
+            log.debug("{} for a cm_id nobody owns any more, dropped", ev.type());
+        }
+        return true;
+    }
+
+    /** Destroys a cm_id nobody owns (a request whose listener is gone), logging a failure. */
+    static void destroyUnowned(MemorySegment id) {
+        try {
+            org.rdmapanama.internal.Cm.DESTROY_ID.status("an unowned cm_id", id);
+        } catch (RdmaException e) {
+            log.debug("rdma_destroy_id: {}", e.getMessage());
+        }
+    }
+
+    /**
+     * Stops a group's thread and frees its channel. Refused while connections
+     * or listeners of the group are open, and for {@link #shared()}.
+     */
+    @Override
+    public void close() throws InterruptedException {
+        if (isShared) {
+            throw new IllegalStateException("the shared rdma_cm event loop lives as long as the process");
+        }
+        if (!targets.isEmpty()) {
+            throw new IllegalStateException("the rdma_cm event loop " + name + " still has " + targets.size()
+                    + " connections or listeners open");
+        }
+        synchronized (this) {
+            if (stopping) {
+                return;
+            }
+            stopping = true;
+            Posix.signal(wakeFd); // the thread closes it on its way out
+        }
+        if (!onLoopThread()) {
+            thread.join();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "rdma_cm event loop " + name;
+    }
+}
