@@ -65,13 +65,14 @@ public final class Main {
         DevicesCommand.run(new String[0], none, none);
         PerftestOptions.parse(PerftestOptions.Test.of("write_lat"), new String[] {"-d", "rxe0"});
         RpingCommand.parse(new String[] {"-s", "-a", "127.0.0.1"});
-        linkClasses("org.rdmapanama.ffi", "org.rdmapanama.ffi.");
-        linkClasses("org.rdmapanama", "org.rdmapanama.");
+        linkClasses("org.rdmapanama.ffi", ".*");
+        linkClasses("org.rdmapanama", ".*");
         // Not bench.jmh (JMH's) nor bench.report (Java2D's): neither starts a server.
-        linkClasses("org.rdmapanama.bench", "org.rdmapanama.bench.[A-Za-z0-9_$]+|org.rdmapanama.bench.oob.*");
+        linkClasses("org.rdmapanama.bench", "org\\.rdmapanama\\.bench\\.(oob\\.)?[A-Za-z0-9_$]+");
         return OK;
     }
 
+    /** Links the classes of {@code module} whose binary names match the regex {@code classNames}. */
     private static void linkClasses(String module, String classNames) {
         ClassLoader loader = ModuleLayer.boot().findLoader(module);
         try (ModuleReader r = ModuleLayer.boot().configuration().findModule(module).orElseThrow().reference().open();
