@@ -1,11 +1,21 @@
 package org.rdmapanama.bench;
 
+import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.lang.module.ModuleReader;
 import java.util.Arrays;
+import java.util.stream.Stream;
 
 /**
  * {@code rdma-bench SUBCOMMAND [ARGS]}. Exit status: 0 on success, 1 when an
  * RDMA operation fails, 2 for bad usage or when there is no device to use.
+ * <p>
+ * The unlisted subcommand {@code aot-training} is the training run of the
+ * JDK's AOT cache ({@code -XX:AOTCacheOutput}, made by scripts/build): it
+ * runs what every start-up runs, with no output, on a machine with or without
+ * devices.
  */
 public final class Main {
     private Main() {}
@@ -26,6 +36,7 @@ public final class Main {
         String[] rest = Arrays.copyOfRange(args, 1, args.length);
         return switch (args[0]) {
             case "devices" -> DevicesCommand.run(rest, out, err);
+            case "aot-training" -> aotTraining();
             case "rping" -> RpingCommand.run(rest, out, err);
             case "rc_pingpong" -> RcPingpongCommand.run(rest, out, err);
             case "example" -> ExampleCommand.run(rest, out, err);
@@ -39,6 +50,46 @@ public final class Main {
                 yield USAGE;
             }
         };
+    }
+
+    /**
+     * The device list (on a host without RDMA: its error path) and the
+     * parsing of a perftest server's and an rping server's options: what
+     * runs before a server listens, short of the device. Then it links
+     * (without initializing) every class of the runtime, the bindings and
+     * the CLI, so that the cache holds them parsed, verified and linked
+     * even where this machine has no device to run them on. Always 0.
+     */
+    private static int aotTraining() {
+        PrintStream none = new PrintStream(OutputStream.nullOutputStream());
+        DevicesCommand.run(new String[0], none, none);
+        PerftestOptions.parse(PerftestOptions.Test.of("write_lat"), new String[] {"-d", "rxe0"});
+        RpingCommand.parse(new String[] {"-s", "-a", "127.0.0.1"});
+        linkClasses("org.rdmapanama.ffi", ".*");
+        linkClasses("org.rdmapanama", ".*");
+        // Not bench.jmh (JMH's) nor bench.report (Java2D's): neither starts a server.
+        linkClasses("org.rdmapanama.bench", "org\\.rdmapanama\\.bench\\.(oob\\.)?[A-Za-z0-9_$]+");
+        return OK;
+    }
+
+    /** Links the classes of {@code module} whose binary names match the regex {@code classNames}. */
+    private static void linkClasses(String module, String classNames) {
+        ClassLoader loader = ModuleLayer.boot().findLoader(module);
+        try (ModuleReader r = ModuleLayer.boot().configuration().findModule(module).orElseThrow().reference().open();
+             Stream<String> entries = r.list()) {
+            entries.filter(e -> e.endsWith(".class") && !e.endsWith("module-info.class"))
+                    .map(e -> e.substring(0, e.length() - ".class".length()).replace('/', '.'))
+                    .filter(c -> c.matches(classNames))
+                    .forEach(c -> {
+                        try {
+                            Class.forName(c, false, loader).getDeclaredMethods(); // HotSpot links the class here
+                        } catch (ReflectiveOperationException | LinkageError skipped) {
+                            // a class that cannot link here is loaded at run time instead
+                        }
+                    });
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private static void usage(PrintStream s) {

@@ -15,20 +15,41 @@ import java.util.Arrays;
  * on the data path. The handle is adapted once to take an Object[]: unlike
  * {@code invokeWithArguments}, which adapts on every call (measured: it
  * dominated connection setup while the JVM was cold).
+ * <p>
+ * It is linked on its first call, not when declared: linking spins classes
+ * (a few ms each on a cold JVM, far more under emulation), and a run uses a
+ * few of the verbs declared ({@code devices} two of the 36). The descriptor
+ * is written at the declaration, so that declaring does not touch the
+ * generated per-function class (whose initializer links its own handle);
+ * a host test holds each one equal to the generated descriptor.
  */
 public final class NativeCall {
     private final String name;
-    private final MethodHandle spread;
+    private final FunctionDescriptor descriptor;
+    private volatile MethodHandle spread; // two threads may both link: the same handle, harmless
 
-    public NativeCall(String name, MemorySegment address, FunctionDescriptor descriptor) {
+    public NativeCall(String name, FunctionDescriptor descriptor) {
         this.name = name;
-        MethodHandle handle = Verbs.linkWithErrno(address, descriptor);
-        this.spread = handle.asType(handle.type().generic())
-                .asSpreader(Object[].class, handle.type().parameterCount());
+        this.descriptor = descriptor;
     }
 
     public String name() {
         return name;
+    }
+
+    /** The C signature as declared, without errno capture. */
+    public FunctionDescriptor descriptor() {
+        return descriptor;
+    }
+
+    private MethodHandle spread() throws RdmaException {
+        MethodHandle s = spread;
+        if (s == null) {
+            MethodHandle handle = Verbs.linkWithErrno(NativeLibraries.symbol(name), descriptor);
+            s = handle.asType(handle.type().generic()).asSpreader(Object[].class, handle.type().parameterCount());
+            spread = s;
+        }
+        return s;
     }
 
     /** Calls a function returning a pointer; NULL is a failure described by errno. */
@@ -60,17 +81,24 @@ public final class NativeCall {
     public int statusOrErrno(Object... args) {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment state = call.allocate(Verbs.CALL_STATE);
-            int rc = (int) invoke(state, args);
+            int rc;
+            try {
+                rc = (int) invoke(state, args);
+            } catch (RdmaException e) {
+                // Only when the libraries are missing, and then no object to call this on exists.
+                throw new IllegalStateException(e.getMessage(), e);
+            }
             return rc == 0 ? 0 : -(rc == -1 ? Verbs.errno(state) : Math.abs(rc));
         }
     }
 
-    private Object invoke(MemorySegment state, Object[] args) {
+    private Object invoke(MemorySegment state, Object[] args) throws RdmaException {
+        MethodHandle s = spread();
         Object[] all = new Object[args.length + 1];
         all[0] = state;
         System.arraycopy(args, 0, all, 1, args.length);
         try {
-            return (Object) spread.invokeExact(all);
+            return (Object) s.invokeExact(all);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

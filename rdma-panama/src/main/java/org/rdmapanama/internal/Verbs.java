@@ -6,6 +6,7 @@ import org.rdmapanama.ffi.ibv_device;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
@@ -13,6 +14,9 @@ import java.lang.invoke.VarHandle;
 
 import static java.lang.foreign.MemoryLayout.PathElement.groupElement;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static org.rdmapanama.ffi.Rdma.C_INT;
+import static org.rdmapanama.ffi.Rdma.C_LONG;
+import static org.rdmapanama.ffi.Rdma.C_POINTER;
 
 /**
  * Checked wrappers for the libibverbs control-path calls: one method per verb,
@@ -115,56 +119,36 @@ public final class Verbs {
         return Rdma.ibv_query_gid(context, (byte) port, index, gid);
     }
 
-    static NativeCall call(String name, MemorySegment address, FunctionDescriptor descriptor) {
-        return new NativeCall(name, address, descriptor);
+    /** A C function {@code name} of libibverbs or librdmacm: its result's layout, then its parameters'. */
+    static NativeCall call(String name, MemoryLayout result, MemoryLayout... parameters) {
+        return new NativeCall(name, FunctionDescriptor.of(result, parameters));
     }
 
-    /** The control-path verbs, linked with errno capture on first use. */
+    /** The control-path verbs, linked with errno capture on first use (see {@link NativeCall}). */
     public static final class Calls {
         private Calls() {}
 
-        public static final NativeCall GET_DEVICE_LIST = call("ibv_get_device_list",
-                Rdma.ibv_get_device_list$address(), Rdma.ibv_get_device_list$descriptor());
-        public static final NativeCall OPEN_DEVICE = call("ibv_open_device",
-                Rdma.ibv_open_device$address(), Rdma.ibv_open_device$descriptor());
-        public static final NativeCall ALLOC_PD = call("ibv_alloc_pd",
-                Rdma.ibv_alloc_pd$address(), Rdma.ibv_alloc_pd$descriptor());
-        public static final NativeCall DEALLOC_PD = call("ibv_dealloc_pd",
-                Rdma.ibv_dealloc_pd$address(), Rdma.ibv_dealloc_pd$descriptor());
-        public static final NativeCall REG_MR = call("ibv_reg_mr",
-                Rdma.ibv_reg_mr$address(), Rdma.ibv_reg_mr$descriptor());
-        public static final NativeCall DEREG_MR = call("ibv_dereg_mr",
-                Rdma.ibv_dereg_mr$address(), Rdma.ibv_dereg_mr$descriptor());
-        public static final NativeCall CREATE_COMP_CHANNEL = call("ibv_create_comp_channel",
-                Rdma.ibv_create_comp_channel$address(), Rdma.ibv_create_comp_channel$descriptor());
-        public static final NativeCall DESTROY_COMP_CHANNEL = call("ibv_destroy_comp_channel",
-                Rdma.ibv_destroy_comp_channel$address(), Rdma.ibv_destroy_comp_channel$descriptor());
-        public static final NativeCall CREATE_CQ = call("ibv_create_cq",
-                Rdma.ibv_create_cq$address(), Rdma.ibv_create_cq$descriptor());
-        public static final NativeCall DESTROY_CQ = call("ibv_destroy_cq",
-                Rdma.ibv_destroy_cq$address(), Rdma.ibv_destroy_cq$descriptor());
-        public static final NativeCall GET_ASYNC_EVENT = call("ibv_get_async_event",
-                Rdma.ibv_get_async_event$address(), Rdma.ibv_get_async_event$descriptor());
-        public static final NativeCall GET_CQ_EVENT = call("ibv_get_cq_event",
-                Rdma.ibv_get_cq_event$address(), Rdma.ibv_get_cq_event$descriptor());
-        public static final NativeCall CREATE_QP = call("ibv_create_qp",
-                Rdma.ibv_create_qp$address(), Rdma.ibv_create_qp$descriptor());
-        public static final NativeCall MODIFY_QP = call("ibv_modify_qp",
-                Rdma.ibv_modify_qp$address(), Rdma.ibv_modify_qp$descriptor());
-        public static final NativeCall QUERY_QP = call("ibv_query_qp",
-                Rdma.ibv_query_qp$address(), Rdma.ibv_query_qp$descriptor());
-        public static final NativeCall DESTROY_QP = call("ibv_destroy_qp",
-                Rdma.ibv_destroy_qp$address(), Rdma.ibv_destroy_qp$descriptor());
-        public static final NativeCall CREATE_SRQ = call("ibv_create_srq",
-                Rdma.ibv_create_srq$address(), Rdma.ibv_create_srq$descriptor());
-        public static final NativeCall MODIFY_SRQ = call("ibv_modify_srq",
-                Rdma.ibv_modify_srq$address(), Rdma.ibv_modify_srq$descriptor());
-        public static final NativeCall DESTROY_SRQ = call("ibv_destroy_srq",
-                Rdma.ibv_destroy_srq$address(), Rdma.ibv_destroy_srq$descriptor());
-        public static final NativeCall CREATE_AH = call("ibv_create_ah",
-                Rdma.ibv_create_ah$address(), Rdma.ibv_create_ah$descriptor());
-        public static final NativeCall DESTROY_AH = call("ibv_destroy_ah",
-                Rdma.ibv_destroy_ah$address(), Rdma.ibv_destroy_ah$descriptor());
+        public static final NativeCall GET_DEVICE_LIST = call("ibv_get_device_list", C_POINTER, C_POINTER);
+        public static final NativeCall OPEN_DEVICE = call("ibv_open_device", C_POINTER, C_POINTER);
+        public static final NativeCall ALLOC_PD = call("ibv_alloc_pd", C_POINTER, C_POINTER);
+        public static final NativeCall DEALLOC_PD = call("ibv_dealloc_pd", C_INT, C_POINTER);
+        public static final NativeCall REG_MR = call("ibv_reg_mr", C_POINTER, C_POINTER, C_POINTER, C_LONG, C_INT);
+        public static final NativeCall DEREG_MR = call("ibv_dereg_mr", C_INT, C_POINTER);
+        public static final NativeCall CREATE_COMP_CHANNEL = call("ibv_create_comp_channel", C_POINTER, C_POINTER);
+        public static final NativeCall DESTROY_COMP_CHANNEL = call("ibv_destroy_comp_channel", C_INT, C_POINTER);
+        public static final NativeCall CREATE_CQ = call("ibv_create_cq", C_POINTER, C_POINTER, C_INT, C_POINTER, C_POINTER, C_INT);
+        public static final NativeCall DESTROY_CQ = call("ibv_destroy_cq", C_INT, C_POINTER);
+        public static final NativeCall GET_ASYNC_EVENT = call("ibv_get_async_event", C_INT, C_POINTER, C_POINTER);
+        public static final NativeCall GET_CQ_EVENT = call("ibv_get_cq_event", C_INT, C_POINTER, C_POINTER, C_POINTER);
+        public static final NativeCall CREATE_QP = call("ibv_create_qp", C_POINTER, C_POINTER, C_POINTER);
+        public static final NativeCall MODIFY_QP = call("ibv_modify_qp", C_INT, C_POINTER, C_POINTER, C_INT);
+        public static final NativeCall QUERY_QP = call("ibv_query_qp", C_INT, C_POINTER, C_POINTER, C_INT, C_POINTER);
+        public static final NativeCall DESTROY_QP = call("ibv_destroy_qp", C_INT, C_POINTER);
+        public static final NativeCall CREATE_SRQ = call("ibv_create_srq", C_POINTER, C_POINTER, C_POINTER);
+        public static final NativeCall MODIFY_SRQ = call("ibv_modify_srq", C_INT, C_POINTER, C_POINTER, C_INT);
+        public static final NativeCall DESTROY_SRQ = call("ibv_destroy_srq", C_INT, C_POINTER);
+        public static final NativeCall CREATE_AH = call("ibv_create_ah", C_POINTER, C_POINTER, C_POINTER);
+        public static final NativeCall DESTROY_AH = call("ibv_destroy_ah", C_INT, C_POINTER);
     }
 
     /** {@code ibv_ack_cq_events} (void): acknowledges {@code count} events of {@code cq}. */
