@@ -37,6 +37,9 @@ final class PerftestCompletions {
     long postedRecvs;
     private final long totalRecvs;
     long totalSent;
+    /** Looked at on every 64th empty poll: every wait for the peer polls, and none waits forever. */
+    final PerftestPeerWatch peer;
+    private int idlePolls;
 
     PerftestCompletions(PerftestLink link, int records) {
         this.cq = link.cq;
@@ -46,18 +49,26 @@ final class PerftestCompletions {
         this.postedRecvs = link.postedRecvs;
         this.totalRecvs = link.totalRecvs;
         this.tcompleted = new long[records];
+        this.peer = link.peerWatch();
     }
 
     /** One {@code ibv_poll_cq}: counts receives, data completions (by wr_id index) and control writes. */
     int poll() throws RdmaException {
         int n = cq.poll(batch);
         if (n == 0) {
+            if ((++idlePolls & 63) == 0) {
+                peer.check(System.nanoTime());
+            }
             return 0;
         }
         long now = System.nanoTime();
         for (int i = 0; i < n; i++) {
             if (!batch.isSuccess(i)) {
-                batch.requireSuccess(i);
+                try {
+                    batch.requireSuccess(i);
+                } catch (RdmaException e) {
+                    throw peer.completionFailed(e);
+                }
             }
             long id = batch.wrId(i);
             if (id == PerftestLink.RECV_ID) {

@@ -71,7 +71,7 @@ final class PerftestControl {
         qp.postSend(ctrl);
         long since = System.nanoTime();
         while (!done.ctrlDone) {
-            if (done.poll() == 0 && System.nanoTime() - since > timeoutNanos) {
+            if (done.poll() == 0 && System.nanoTime() - since > timeoutNanos) { // poll() watches the peer
                 throw new RdmaException("a control RDMA Write to the peer did not complete within "
                         + timeoutNanos / 1_000_000_000 + " s");
             }
@@ -91,7 +91,9 @@ final class PerftestControl {
         long since = System.nanoTime();
         while ((long) LONG.getAcquire(mem, at) < gen) {
             done.poll(); // keeps counting completions (e.g. credit writes) while waiting
-            long waited = System.nanoTime() - since;
+            long now = System.nanoTime();
+            done.peer.check(now); // a peer that died ends the wait now, not at the timeout
+            long waited = now - since;
             if (waited > BARRIER_SPIN_NANOS) {
                 // The passive side of a bandwidth or read test waits here for the whole run. Spinning
                 // would take the CPU that the peer and the kernel's RDMA work need; perftest's passive
@@ -122,7 +124,9 @@ final class PerftestControl {
         long since = System.nanoTime();
         long vote;
         while ((vote = (long) LONG.getAcquire(mem, at)) >>> 2 != gen) {
-            if (System.nanoTime() - since > STALL_NANOS) {
+            long now = System.nanoTime();
+            done.peer.check(now);
+            if (now - since > STALL_NANOS) {
                 throw new RdmaException("the peer's warm-up vote is for step " + (vote >>> 2) + ", expected "
                         + gen + ": is it running the same version of rdma-bench?");
             }

@@ -66,6 +66,7 @@ final class PerftestLatency {
                 long since = System.nanoTime();
                 while ((byte) BYTE.getAcquire(mem, pollAt) != want) {
                     long now = System.nanoTime();
+                    done.peer.check(now);
                     if (duration ? clock.ended(now, done.dataDone) : now - since > STALL_NANOS) {
                         if (duration) {
                             break outer;

@@ -35,6 +35,9 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,7 +49,9 @@ import java.util.List;
  * swap over TCP and our own QP transitions (no {@code -R}: InfiniBand and
  * RoCE) or by rdma_cm with the message as private data ({@code -R}, the only
  * way for iWARP). The region is {@code [0,S)} source, {@code [S,2S)} where the
- * peer writes or reads, and the {@link PerftestControl} area.
+ * peer writes or reads, and the {@link PerftestControl} area. The TCP
+ * connection stays open, unused, until the end: its closing is how a side
+ * learns that its peer died ({@link PerftestPeerWatch}), as perftest's does.
  * <p>
  * {@link #connect} fills the fields in order; {@link #close} undoes whatever
  * exists, so a failed set-up is closed like a finished run. One thread.
@@ -68,6 +73,8 @@ final class PerftestLink implements AutoCloseable {
     private DeviceContext ownedContext;
     private RdmaListener listener;
     private RdmaConnection connection;
+    /** The set-up TCP connection (no -R), kept open so that its closing tells that the peer is gone. */
+    private SocketChannel tcp;
     DeviceContext ctx;
     Selection selection;
     QueuePair qp;
@@ -105,6 +112,11 @@ final class PerftestLink implements AutoCloseable {
         } else {
             connectOob(config);
         }
+    }
+
+    /** Watches for the peer going away during the run; after {@link #connect}. */
+    PerftestPeerWatch peerWatch() {
+        return new PerftestPeerWatch(tcp, connection, qp);
     }
 
     private void checkDevice(DeviceContext c) {
@@ -185,24 +197,27 @@ final class PerftestLink implements AutoCloseable {
 
     private void oobServer(int mtu) throws IOException {
         int timeout = (int) SETUP_TIMEOUT.toMillis();
-        try (ServerSocket ss = new ServerSocket()) {
-            ss.setReuseAddress(true);
-            ss.bind(new InetSocketAddress(o.port));
+        // Channels, so that the kept connection can be read without blocking during the run.
+        try (ServerSocketChannel ssc = ServerSocketChannel.open()) {
+            ssc.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            ssc.bind(new InetSocketAddress(o.port));
+            ServerSocket ss = ssc.socket();
             ss.setSoTimeout(timeout);
             PerftestHeader.waiting(out);
-            try (Socket s = ss.accept()) {
-                s.setSoTimeout(timeout);
-                peer = decode(read(s.getInputStream(), PerftestWire.SIZE, "client"));
-                connectQp(mtu);
-                s.getOutputStream().write(mine.encode());
-                s.getOutputStream().flush();
-                // The client's QP is at RTS once it says so: only then may we write to it.
-                byte[] ready = read(s.getInputStream(), 1, "client");
-                if (ready[0] != 'R') {
-                    throw new IllegalArgumentException("client sent 0x" + Integer.toHexString(ready[0] & 0xff)
-                            + " instead of its ready byte");
-                }
+            Socket s = ss.accept();
+            tcp = s.getChannel(); // closed by close(), after the run
+            s.setSoTimeout(timeout);
+            peer = decode(read(s.getInputStream(), PerftestWire.SIZE, "client"));
+            connectQp(mtu);
+            s.getOutputStream().write(mine.encode());
+            s.getOutputStream().flush();
+            // The client's QP is at RTS once it says so: only then may we write to it.
+            byte[] ready = read(s.getInputStream(), 1, "client");
+            if (ready[0] != 'R') {
+                throw new IllegalArgumentException("client sent 0x" + Integer.toHexString(ready[0] & 0xff)
+                        + " instead of its ready byte");
             }
+            tcp.configureBlocking(false);
         } catch (SocketTimeoutException e) {
             throw new RdmaException("no client connected to TCP port " + o.port + " within "
                     + SETUP_TIMEOUT.toSeconds() + " s", e);
@@ -211,7 +226,9 @@ final class PerftestLink implements AutoCloseable {
 
     private void oobClient(int mtu) throws IOException {
         int timeout = (int) SETUP_TIMEOUT.toMillis();
-        try (Socket s = new Socket()) {
+        tcp = SocketChannel.open();
+        try {
+            Socket s = tcp.socket();
             s.connect(new InetSocketAddress(InetAddress.getByName(o.server), o.port), timeout);
             s.setSoTimeout(timeout);
             s.getOutputStream().write(mine.encode());
@@ -220,6 +237,7 @@ final class PerftestLink implements AutoCloseable {
             connectQp(mtu);
             s.getOutputStream().write('R');
             s.getOutputStream().flush();
+            tcp.configureBlocking(false);
         } catch (SocketTimeoutException e) {
             throw new RdmaException("the setup exchange with " + o.server + ":" + o.port + " timed out after "
                     + SETUP_TIMEOUT.toSeconds() + " s", e);
@@ -315,6 +333,7 @@ final class PerftestLink implements AutoCloseable {
             }
         }
         closeQuietly(connection);
+        closeQuietly(tcp);
         closeQuietly(listener);
         closeQuietly(ownedContext);
     }

@@ -1,0 +1,125 @@
+package org.rdmapanama.bench;
+
+import org.rdmapanama.QpState;
+import org.rdmapanama.QueuePair;
+import org.rdmapanama.cm.CmEventType;
+import org.rdmapanama.cm.RdmaConnection;
+import org.rdmapanama.error.RdmaException;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+
+/**
+ * Notices a peer that went away, as native perftest does from its socket: the
+ * out-of-band TCP connection closing (EOF or reset), an rdma_cm DISCONNECTED
+ * (or DEVICE_REMOVAL) event with {@code -R}, or our QP leaving RTS (where the
+ * provider reports it; a failed completion is the data loops' own signal). The wait
+ * loops call {@link #check} often; it looks at most every
+ * {@link #INTERVAL_NANOS}, so a timed loop pays one comparison.
+ * <p>
+ * A signal is acted on only after {@link #GRACE_NANOS}: at the end of a run
+ * the peer leaves as soon as it is past the last barrier, and its control
+ * write may land (siw completes a Write once it is sent) just after its
+ * socket closes. A loop that finishes within the grace never throws.
+ */
+final class PerftestPeerWatch {
+    static final long INTERVAL_NANOS = Duration.ofMillis(100).toNanos();
+    static final long GRACE_NANOS = Duration.ofMillis(300).toNanos();
+
+    private final SocketChannel tcp;
+    private final RdmaConnection cm;
+    private final QueuePair qp;
+    /** siw's ibv_query_qp leaves the state unset (it reads as RESET): its QP state tells nothing. */
+    private final boolean qpStateKnown;
+    private final ByteBuffer one = ByteBuffer.allocate(1);
+    private long lastCheck = System.nanoTime();
+    private String gone;
+    private long goneAt;
+
+    /** tcp: the set-up connection, kept open and non-blocking (no -R); cm: the connection (-R). */
+    PerftestPeerWatch(SocketChannel tcp, RdmaConnection cm, QueuePair qp) {
+        this.tcp = tcp;
+        this.cm = cm;
+        this.qp = qp;
+        QpState s;
+        try {
+            s = qp.state();
+        } catch (RdmaException e) {
+            s = QpState.UNKNOWN;
+        }
+        this.qpStateKnown = s == QpState.RTS;
+    }
+
+    /** Throws once a signal seen at least {@link #GRACE_NANOS} ago says the peer is gone. */
+    void check(long now) throws RdmaException {
+        if (now - lastCheck < INTERVAL_NANOS) {
+            return;
+        }
+        lastCheck = now;
+        if (gone == null) {
+            gone = look();
+            goneAt = now;
+        }
+        if (gone != null && now - goneAt >= GRACE_NANOS) {
+            throw new RdmaException("the peer went away (" + gone + ") during the run");
+        }
+    }
+
+    /**
+     * What to throw for a failed completion: it often comes first (siw flushes the QP when the
+     * peer's TCP stream closes), so look a little longer for the signal that names the cause.
+     */
+    RdmaException completionFailed(RdmaException e) {
+        long until = System.nanoTime() + 2 * GRACE_NANOS;
+        try {
+            while (gone == null && System.nanoTime() - until < 0) {
+                gone = look();
+                if (gone == null) {
+                    Thread.sleep(20);
+                }
+            }
+        } catch (RdmaException other) {
+            // the completion's own error is the one to report
+        } catch (InterruptedException other) {
+            Thread.currentThread().interrupt();
+        }
+        return gone != null
+                ? new RdmaException("the peer went away (" + gone + ") during the run; " + e.getMessage(), e)
+                : new RdmaException("the QP failed during the run: " + e.getMessage(), e);
+    }
+
+    private String look() throws RdmaException {
+        if (tcp != null) {
+            try {
+                one.clear();
+                int n = tcp.read(one);
+                if (n < 0) {
+                    return "its TCP connection closed";
+                }
+                // Nothing else is sent on it after the set-up: a byte would be a peer of another kind.
+            } catch (IOException e) {
+                return "its TCP connection failed: " + e.getMessage();
+            }
+        }
+        if (cm != null) {
+            try {
+                CmEventType ev = cm.awaitEvent(Duration.ZERO);
+                if (ev == CmEventType.DISCONNECTED || ev == CmEventType.DEVICE_REMOVAL) {
+                    return "rdma_cm reported " + ev;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return "interrupted";
+            }
+        }
+        if (qpStateKnown) {
+            QpState s = qp.state();
+            if (s != QpState.RTS) {
+                return "our QP left RTS for " + s;
+            }
+        }
+        return null;
+    }
+}
