@@ -63,7 +63,7 @@ final class PerftestPeerWatch {
             goneAt = now;
         }
         if (gone != null && now - goneAt >= GRACE_NANOS) {
-            throw new RdmaException("the peer went away (" + gone + ") during the run");
+            throw new RdmaException(ended() + " during the run");
         }
     }
 
@@ -86,8 +86,13 @@ final class PerftestPeerWatch {
             Thread.currentThread().interrupt();
         }
         return gone != null
-                ? new RdmaException("the peer went away (" + gone + ") during the run; " + e.getMessage(), e)
+                ? new RdmaException(ended() + " during the run; " + e.getMessage(), e)
                 : new RdmaException("the QP failed during the run: " + e.getMessage(), e);
+    }
+
+    /** The peer's connection closing names the peer; our QP in error may as well be our port going down. */
+    private String ended() {
+        return (gone.startsWith("our QP") ? "the connection failed (" : "the peer went away (") + gone + ")";
     }
 
     private String look() throws RdmaException {

@@ -97,7 +97,9 @@ class PerftestPeerGoneDeviceTest {
         System.out.printf("%s on %s %s, %s killed: its peer ended %.2f s after the kill: %s", test, transport, mode,
                 killed, took, err);
         assertEquals(1, sStatus[0], sOut + err);
-        assertTrue(err.contains("rdma-bench " + test + ": the peer went away ("), err);
+        // Which signal comes first is a race between the victim's socket, its rdma_cm id and its QP.
+        assertTrue(err.contains("rdma-bench " + test + ": the peer went away (")
+                || err.contains("rdma-bench " + test + ": the connection failed (our QP left RTS"), err);
         assertFalse(err.contains("Exception"), err);
     }
 
