@@ -125,17 +125,10 @@ final class PerftestLatency {
             }
             first = false;
             if (duration || scnt < n) {
-                long now = System.nanoTime();
-                if (duration) {
-                    if (clock.ended(now, done.dataDone)) {
-                        break;
-                    }
-                } else {
-                    tposted[(int) scnt] = now;
+                if (!postAndAwait(scnt, duration)) {
+                    break;
                 }
-                data.wrId(0, scnt++);
-                qp.postSend(data);
-                done.awaitData(scnt);
+                scnt++;
             }
         }
         return row(size, n, duration, 2);
@@ -154,20 +147,32 @@ final class PerftestLatency {
         if (duration) {
             clock.start(o.duration);
         }
-        for (long scnt = 0; duration || scnt < n; ) {
-            long now = System.nanoTime();
-            if (duration) {
-                if (clock.ended(now, done.dataDone)) {
-                    break;
-                }
-            } else {
-                tposted[(int) scnt] = now;
+        for (long scnt = 0; duration || scnt < n; scnt++) {
+            if (!postAndAwait(scnt, duration)) {
+                break;
             }
-            data.wrId(0, scnt++);
-            qp.postSend(data);
-            done.awaitData(scnt);
         }
         return row(size, n, duration, 1);
+    }
+
+    /**
+     * Posts send {@code scnt}, timestamped (or, under {@code -D}, checked
+     * against the clock), and waits for its completion; false once the
+     * {@code -D} clock has ended, with nothing posted.
+     */
+    private boolean postAndAwait(long scnt, boolean duration) throws RdmaException {
+        long now = System.nanoTime();
+        if (duration) {
+            if (clock.ended(now, done.dataDone)) {
+                return false;
+            }
+        } else {
+            tposted[(int) scnt] = now;
+        }
+        data.wrId(0, scnt);
+        qp.postSend(data);
+        done.awaitData(scnt + 1);
+        return true;
     }
 
     /** perftest's result row: {@code divisor} 2 reports half the round trip (write, send), 1 the whole (read, atomic). */
