@@ -45,6 +45,7 @@ final class AsyncEventWatcher {
     private int users; // guarded by the class
     private boolean pinned; // guarded by the class
     private boolean stopped; // guarded by this: set before the context may be closed
+    private volatile long portEvents; // written by the watcher's thread only
 
     private AsyncEventWatcher(MemorySegment context, String device) throws RdmaException {
         this.context = context;
@@ -92,6 +93,22 @@ final class AsyncEventWatcher {
         synchronized (AsyncEventWatcher.class) {
             BY_CONTEXT.remove(address, this);
         }
+    }
+
+    /** The watcher now registered for the context at {@code address}, or null. */
+    static AsyncEventWatcher current(long address) {
+        synchronized (AsyncEventWatcher.class) {
+            return BY_CONTEXT.get(address);
+        }
+    }
+
+    /**
+     * How many port or device events (GID or LID change, port up or down,
+     * fatal) this watcher has read: a description of the device taken when it
+     * read N still holds while it reads N.
+     */
+    long portEvents() {
+        return portEvents;
     }
 
     void watch(CompletionQueue cq) {
@@ -174,8 +191,14 @@ final class AsyncEventWatcher {
                 int qpn = ibv_qp.qp_num(ibv_async_event.element.qp(element).reinterpret(ibv_qp.sizeof()));
                 logEvent(type, "QP " + qpn);
             }
-            case PORT -> logEvent(type, "port " + ibv_async_event.element.port_num(element));
-            default -> logEvent(type, "the device");
+            case PORT -> {
+                portEvents++;
+                logEvent(type, "port " + ibv_async_event.element.port_num(element));
+            }
+            default -> {
+                portEvents++;
+                logEvent(type, "the device");
+            }
         }
     }
 

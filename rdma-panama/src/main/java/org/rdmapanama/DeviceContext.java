@@ -172,8 +172,40 @@ public final class DeviceContext extends NativeResource {
      * closing the wrapper closes what was created on it, not the context.
      */
     static DeviceContext borrow(MemorySegment ctx) throws RdmaException {
-        RdmaDevice info = RdmaDevices.describe(ctx);
+        RdmaDevice info = describeBorrowed(ctx);
         return own(ctx, ibv_context.sizeof(), raw -> { }, n -> new DeviceContext(n, info, false)); // librdmacm's
+    }
+
+    /**
+     * A borrowed context's description, the struct ibv_device it was of, and
+     * the context's event watcher with its count of port events when it was taken.
+     */
+    private record Described(long device, RdmaDevice info, AsyncEventWatcher watcher, long portEvents) {}
+
+    /**
+     * librdmacm opens one context per device and hands it to every cm_id, so
+     * each connection would describe the same device again: a device query,
+     * the GID table and each port, a good part of a connection's set-up under
+     * emulation. A description is reused while the context's event watcher
+     * has read no port or device event since it was taken: the kernel reports
+     * a GID table that follows an address change (IBV_EVENT_GID_CHANGE), a
+     * port going up or down, a LID change. A context seen for the first time
+     * has no watcher yet, so its first two connections describe it.
+     */
+    private static final java.util.concurrent.ConcurrentHashMap<Long, Described> BORROWED =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static RdmaDevice describeBorrowed(MemorySegment ctx) throws RdmaException {
+        long device = ibv_context.device(ctx.reinterpret(ibv_context.sizeof())).address();
+        AsyncEventWatcher watcher = AsyncEventWatcher.current(ctx.address());
+        long events = watcher == null ? -1 : watcher.portEvents(); // read before describing: a later event invalidates
+        Described d = BORROWED.get(ctx.address());
+        if (d != null && watcher != null && d.watcher() == watcher && d.device() == device && d.portEvents() == events) {
+            return d.info();
+        }
+        RdmaDevice info = RdmaDevices.describe(ctx);
+        BORROWED.put(ctx.address(), new Described(device, info, watcher, events));
+        return info;
     }
 
     @Override

@@ -1,0 +1,87 @@
+package org.rdmapanama;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.rdmapanama.cm.ConnectionOptions;
+import org.rdmapanama.cm.RdmaConnection;
+import org.rdmapanama.device.Gid;
+import org.rdmapanama.device.RdmaDevice;
+import org.rdmapanama.device.Transport;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Connections borrow librdmacm's one context per device: its description is
+ * reused from connection to connection until the device reports a port event,
+ * such as the GID change that follows a new address on a RoCE interface.
+ */
+@Tag("device")
+class BorrowedContextTest {
+    private static final Duration T = Duration.ofSeconds(30);
+
+    /** The device of a connection resolved to {@code at} (resolving sends no packet and needs no listener). */
+    private static RdmaDevice deviceOfAConnectionTo(InetSocketAddress at) throws Exception {
+        try (RdmaConnection c = RdmaConnection.resolve(at, null, ConnectionOptions.defaults(), T)) {
+            return c.context().device();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    void aBorrowedContextIsDescribedOnceWhileNothingChanges(Transport t) throws Exception {
+        InetSocketAddress at = new InetSocketAddress(CmConnectionTest.addressOf(t), 7399);
+        deviceOfAConnectionTo(at); // its watcher may start only now
+        RdmaDevice second = deviceOfAConnectionTo(at);
+        RdmaDevice third = deviceOfAConnectionTo(at);
+        assertEquals(t, second.transport());
+        assertSame(second, third, "a connection described its unchanged device again");
+    }
+
+    @Test
+    void aGidChangeOnTheRoceInterfaceMakesTheNextConnectionSeeTheNewGid() throws Exception {
+        InetAddress addr = CmConnectionTest.addressOf(Transport.ROCE_V2);
+        InetSocketAddress at = new InetSocketAddress(addr, 7399);
+        deviceOfAConnectionTo(at);
+        RdmaDevice before = deviceOfAConnectionTo(at);
+        // "4: dummy0    inet 10.77.0.1/24 ...": the interface that carries the device's address.
+        String[] line = run("ip", "-o", "-4", "addr", "show", "to", addr.getHostAddress() + "/32").strip().split("\\s+");
+        String netdev = line.length > 1 ? line[1] : "";
+        assertTrue(!netdev.isEmpty(), "no interface carries " + addr);
+        String extra = "10.77.250.9"; // inside the guest only, and removed again
+        run("ip", "addr", "add", extra + "/32", "dev", netdev);
+        try {
+            RdmaDevice after = null;
+            // The kernel's GID_CHANGE reaches the watcher thread shortly after the address.
+            for (int i = 0; i < 100 && (after == null || after == before); i++) {
+                Thread.sleep(100);
+                after = deviceOfAConnectionTo(at);
+            }
+            assertNotSame(before, after, "no new description after the GID table changed");
+            List<String> gids = after.ports().get(0).gids().stream().map(Gid::toString).toList();
+            assertTrue(gids.stream().anyMatch(g -> g.contains("::ffff:" + extra)), gids.toString());
+        } finally {
+            run("ip", "addr", "del", extra + "/32", "dev", netdev);
+        }
+    }
+
+    private static String run(String... cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), String.join(" ", cmd) + " did not end");
+        assertEquals(0, p.exitValue(), String.join(" ", cmd) + ": " + out);
+        return out;
+    }
+}
