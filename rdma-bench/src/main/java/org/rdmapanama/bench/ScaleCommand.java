@@ -1,12 +1,10 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.device.Port;
 import org.rdmapanama.Access;
 import org.rdmapanama.CompletionBatch;
 import org.rdmapanama.MemoryRegion;
 import org.rdmapanama.Opcode;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.ReceiveRequest;
 import org.rdmapanama.RemoteBuffer;
 import org.rdmapanama.SendRequest;
 import org.rdmapanama.cm.ConnectionOptions;
@@ -23,12 +21,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -39,14 +33,15 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * {@code rdma-bench scale}: many rdma_cm connections between two processes,
  * and a connect/disconnect soak that reports memory.
  * <pre>
- *   scale server -a ADDR [-p PORT] [-c N] [-t T]  accept N connections, check each one's Write and Send
- *   scale client -a ADDR [-p PORT] [-c N] [-t T]  open N connections, T at a time; one RDMA Write + one Send each, close
+ *   scale server -a ADDR [-p PORT] [-c N] [--batches B]  B times: accept N connections, check each one's Write and Send
+ *   scale client -a ADDR [-p PORT] [-c N] [-t W] [--batches B]  B times: open N connections, W at a time (default
+ *                                             all); one RDMA Write + one Send each; close all (see {@link ScaleSessions})
  *   scale cycles -a ADDR [-n N]               N connect/write/disconnect cycles in this process;
  *                                             RSS, rdma res and (with -XX:NativeMemoryTracking=summary) NMT figures
  * </pre>
- * The client prints the connection rate (connections/s from the first
- * resolve to the last ESTABLISHED), and the total time with data and close,
- * to compare with {@code ucmatose -c N}.
+ * The client prints each batch's session rate (N over the time from the
+ * first resolve to the last close), and the first batch's from the process's
+ * exec, to compare with {@code ucmatose -c N -C 1}.
  */
 final class ScaleCommand {
     private ScaleCommand() {}
@@ -67,7 +62,9 @@ final class ScaleCommand {
         @Option(names = {"-c", "-n"}, converter = Count.class)
         Integer count;
         @Option(names = "-t", converter = Threads.class)
-        int threads = 16;
+        Integer window;
+        @Option(names = "--batches", converter = Batches.class)
+        int batches = 1;
         @Option(names = {"-h", "--help"}, usageHelp = true)
         boolean help;
     }
@@ -80,7 +77,13 @@ final class ScaleCommand {
 
     static final class Threads extends CliArgs.Range {
         Threads() {
-            super(1, 1024);
+            super(1, 1_000_000);
+        }
+    }
+
+    static final class Batches extends CliArgs.Range {
+        Batches() {
+            super(1, 1000);
         }
     }
 
@@ -110,8 +113,8 @@ final class ScaleCommand {
         try {
             InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(f.addr), f.port);
             return switch (f.mode) {
-                case "server" -> server(at, count, f.threads, out);
-                case "client" -> client(at, count, f.threads, out);
+                case "server" -> ScaleSessions.server(at, count, f.batches, out);
+                case "client" -> ScaleSessions.client(at, count, f.window != null ? f.window : count, f.batches, out);
                 default -> cycles(at, count, out);
             };
         } catch (Exception e) {
@@ -121,159 +124,18 @@ final class ScaleCommand {
     }
 
     private static void usage(PrintStream s) {
-        s.println("usage: rdma-bench scale server|client -a ADDR [-p PORT] [-c CONNECTIONS] [-t THREADS]");
-        s.println("       (-t: connections set up at once, default 16; ucmatose sets up all at once)");
+        s.println("usage: rdma-bench scale server|client -a ADDR [-p PORT] [-c CONNECTIONS] [-t WINDOW] [--batches B]");
+        s.println("       (-t: connections being set up at once, default all, as ucmatose does;");
+        s.println("        --batches: B rounds of CONNECTIONS in one process, the first cold, the rest warm; both sides alike)");
         s.println("       rdma-bench scale cycles -a ADDR [-n CYCLES]");
     }
 
-    static int server(InetSocketAddress at, int count, int threads, PrintStream out) throws Exception {
-        RdmaConnection[] conns = new RdmaConnection[count];
-        MemoryRegion[] mrs = new MemoryRegion[count];
-        ExecutorService accepting = Executors.newFixedThreadPool(threads);
-        try (RdmaListener listener = RdmaListener.bind(at, Math.min(count, 1024), OPTIONS);
-             CompletionBatch batch = new CompletionBatch(1)) {
-            out.println("scale server: listening on " + at + " for " + count + " connections");
-            List<Future<?>> accepts = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-                RdmaConnection c = listener.accept(Duration.ofMinutes(5));
-                if (c == null) {
-                    throw new RdmaException("no connection " + i + " within 5 minutes");
-                }
-                conns[i] = c;
-                MemoryRegion mr = c.protectionDomain().allocate(128, Access.REMOTE_WRITE);
-                mrs[i] = mr;
-                try (ReceiveRequest recv = c.queuePair().newReceiveRequest(1, 1)) {
-                    c.queuePair().postRecv(recv.wrId(i).sge(mr, 64, 8));
-                }
-                // The wait for ESTABLISHED happens elsewhere, so the next request is taken at once.
-                accepts.add(accepting.submit(() -> {
-                    c.accept(mr.remote().toBytes(), T);
-                    return null;
-                }));
-            }
-            for (Future<?> f : accepts) {
-                f.get(T.toSeconds(), TimeUnit.SECONDS);
-            }
-            int verified = 0;
-            java.util.BitSet seen = new java.util.BitSet(count);
-            for (int i = 0; i < count; i++) {
-                RdmaConnection c = conns[i];
-                if (c.completionQueue().pollUntil(batch, T) != 1) {
-                    throw new RdmaException("no Send on connection " + i);
-                }
-                batch.requireSuccess(0);
-                // The client tags each connection with its own number: a mix-up between QPs shows here.
-                long sent = mrs[i].segment().get(JAVA_LONG, 64), written = mrs[i].segment().get(JAVA_LONG, 0);
-                if (sent != written || (sent & ~0xffffffffL) != TAG || batch.wrId(0) != i) {
-                    throw new RdmaException("connection " + i + ": wrote 0x" + Long.toHexString(written) + ", sent 0x"
-                            + Long.toHexString(sent) + ", completion for receive " + batch.wrId(0));
-                }
-                int from = (int) (sent - TAG);
-                if (from >= count || seen.get(from)) {
-                    throw new RdmaException("connection " + i + " carries the client's number " + from + " twice or out of 0.."
-                            + (count - 1));
-                }
-                seen.set(from);
-                verified++;
-            }
-            for (RdmaConnection c : conns) {
-                if (!c.awaitDisconnect(T)) {
-                    throw new RdmaException("no disconnect from " + c);
-                }
-            }
-            out.println("scale server: " + verified + " connections, data verified on each, all disconnected");
-            return Main.OK;
-        } finally {
-            accepting.shutdownNow();
-            for (RdmaConnection c : conns) {
-                if (c != null) {
-                    c.close();
-                }
-            }
-        }
-    }
-
-    static int client(InetSocketAddress at, int count, int threads, PrintStream out) throws Exception {
-        RdmaConnection[] conns = new RdmaConnection[count];
-        long[] resolving = new long[count], connecting = new long[count];
-        ExecutorService connectors = Executors.newFixedThreadPool(threads);
-        try (CompletionBatch batch = new CompletionBatch(1)) {
-            // Connection 0 alone and untimed: it pays for loading librdmacm and linking every downcall.
-            long warm = System.nanoTime();
-            open(at, conns, 0, resolving, connecting);
-            long start = System.nanoTime();
-            List<Future<?>> opens = new ArrayList<>();
-            for (int i = 1; i < count; i++) {
-                int n = i;
-                opens.add(connectors.submit(() -> {
-                    open(at, conns, n, resolving, connecting);
-                    return null;
-                }));
-            }
-            for (Future<?> f : opens) {
-                f.get(T.toSeconds(), TimeUnit.SECONDS);
-            }
-            long connected = System.nanoTime();
-            for (int i = 0; i < count; i++) {
-                RdmaConnection c = conns[i];
-                RemoteBuffer peer = RemoteBuffer.fromBytes(c.peerPrivateData());
-                MemoryRegion mine = c.protectionDomain().allocate(64);
-                mine.segment().set(JAVA_LONG, 0, TAG + i);
-                try (SendRequest wr = c.queuePair().newSendRequest(1, 1)) {
-                    c.queuePair().postSend(wr.opcode(0, Opcode.RDMA_WRITE).sge(mine, 0, 8).remote(peer.at(0, 8), peer.rkey()));
-                    if (c.completionQueue().pollUntil(batch, T) != 1) {
-                        throw new RdmaException("no completion for the write on connection " + i);
-                    }
-                    batch.requireSuccess(0);
-                    c.queuePair().postSend(wr.opcode(0, Opcode.SEND).sge(mine, 0, 8));
-                    if (c.completionQueue().pollUntil(batch, T) != 1) {
-                        throw new RdmaException("no completion for the send on connection " + i);
-                    }
-                    batch.requireSuccess(0);
-                }
-            }
-            long data = System.nanoTime();
-            for (int i = 0; i < count; i++) {
-                conns[i].close();
-                conns[i] = null;
-            }
-            long end = System.nanoTime();
-            out.printf("scale client: first connection (loads and links librdmacm) %.3f s%n", (start - warm) / 1e9);
-            out.printf("scale client: %d more connections, %d at a time, established in %.3f s: %.1f connections/s%n",
-                    count - 1, threads, (connected - start) / 1e9, (count - 1) / ((connected - start) / 1e9));
-            out.printf("scale client: per connection, resolve (address, route, PD, CQ, QP) %s; connect %s%n",
-                    spread(resolving, 1), spread(connecting, 1));
-            out.printf("scale client: one RDMA Write + one Send each in %.3f s; closed all in %.3f s; "
-                            + "from the second connection to the last close %.3f s%n",
-                    (data - connected) / 1e9, (end - data) / 1e9, (end - start) / 1e9);
-            return Main.OK;
-        } finally {
-            connectors.shutdownNow();
-            for (RdmaConnection c : conns) {
-                if (c != null) {
-                    c.close();
-                }
-            }
-        }
-    }
-
-    private static void open(InetSocketAddress at, RdmaConnection[] conns, int i, long[] resolving, long[] connecting)
-            throws Exception {
-        long t0 = System.nanoTime();
-        RdmaConnection c = RdmaConnection.resolve(at, null, OPTIONS, T);
-        conns[i] = c;
-        long t1 = System.nanoTime();
-        c.connect(new byte[0], T);
-        resolving[i] = t1 - t0;
-        connecting[i] = System.nanoTime() - t1;
-    }
-
-    /** "median X ms (min .. max)" of nanosecond durations, from index {@code from} on. */
-    static String spread(long[] ns, int from) {
-        long[] s = java.util.Arrays.copyOfRange(ns, from, ns.length);
-        if (s.length == 0) {
+    /** "median X ms (min .. max)" of nanosecond durations. */
+    static String spread(long[] ns) {
+        if (ns.length == 0) {
             return "-";
         }
+        long[] s = ns.clone();
         java.util.Arrays.sort(s);
         return String.format("median %.2f ms (%.2f .. %.2f)", s[s.length / 2] / 1e6, s[0] / 1e6, s[s.length - 1] / 1e6);
     }

@@ -9,8 +9,10 @@ public record Metric(String name, String unit, boolean lowerIsBetter, String des
             case "t_typical" -> new Metric(name, unit, true, "latency, t_typical");
             case "bw_average" -> new Metric(name, unit, false, "bandwidth, BW average");
             case "session_rate" -> new Metric(name, unit, false, "whole sessions (connect, one message, close)");
+            case "cold_rate" -> new Metric(name, unit, false, "sessions, cold (from exec)");
+            case "warm_rate" -> new Metric(name, unit, false, "sessions, warm (JVM's last batch)");
             case "connect_rate" -> new Metric(name, unit, false, "connection set-up");
-            default -> throw new IllegalArgumentException("unknown metric '" + name + "' (known: t_typical, bw_average, session_rate, connect_rate)");
+            default -> throw new IllegalArgumentException("unknown metric '" + name + "' (known: t_typical, bw_average, session_rate, cold_rate, warm_rate, connect_rate)");
         };
     }
 

@@ -46,7 +46,7 @@ public final class SideBySide {
 
         /** ucmatose does not time connecting alone, so the Java-only connect_rate rows compare with nothing. */
         boolean compares(String metric) {
-            return this == PERFTEST || metric.equals("session_rate");
+            return this == PERFTEST || List.of("session_rate", "cold_rate", "warm_rate").contains(metric);
         }
     }
 

@@ -88,30 +88,37 @@ class ReportCommandTest {
         assertEquals(Plot.TITLE_H + 2 * Plot.PANEL_H, img.getHeight());
     }
 
-    /** As scripts/bench/scale-lab-run writes it: session_rate for both sides, connect_rate for Java only. */
+    /** As scripts/bench/scale-lab-run writes it: native's one exec-to-exit rate under both metrics, Java's cold and warm. */
     @Test
-    void scaleRawCsvComparesSessionRates(@TempDir Path dir) throws IOException {
+    void scaleRawCsvComparesColdAndWarmRates(@TempDir Path dir) throws IOException {
         write(dir.resolve("raw.csv"),
                 "device,transport,connections,side,round,metric,value,unit",
-                "rxe0,RoCEv2,256,native,1,session_rate,100.0,conn/s",
-                "rxe0,RoCEv2,256,java,1,session_rate,150.0,conn/s",
+                "rxe0,RoCEv2,256,native,1,cold_rate,100.0,conn/s",
+                "rxe0,RoCEv2,256,native,1,warm_rate,100.0,conn/s",
+                "rxe0,RoCEv2,256,java,1,cold_rate,20.0,conn/s",
+                "rxe0,RoCEv2,256,java,1,warm_rate,150.0,conn/s",
                 "rxe0,RoCEv2,256,java,1,connect_rate,900.0,conn/s",
-                "rxe0,RoCEv2,256,native,2,session_rate,110.0,conn/s",
-                "rxe0,RoCEv2,256,java,2,session_rate,160.0,conn/s",
-                "rxe0,RoCEv2,256,java,2,connect_rate,950.0,conn/s",
-                "rxe0,RoCEv2,256,native,3,session_rate,105.0,conn/s",
-                "rxe0,RoCEv2,256,java,3,session_rate,155.0,conn/s");
+                "rxe0,RoCEv2,256,native,2,cold_rate,110.0,conn/s",
+                "rxe0,RoCEv2,256,native,2,warm_rate,110.0,conn/s",
+                "rxe0,RoCEv2,256,java,2,cold_rate,22.0,conn/s",
+                "rxe0,RoCEv2,256,java,2,warm_rate,160.0,conn/s",
+                "rxe0,RoCEv2,256,native,3,cold_rate,105.0,conn/s",
+                "rxe0,RoCEv2,256,native,3,warm_rate,105.0,conn/s",
+                "rxe0,RoCEv2,256,java,3,cold_rate,21.0,conn/s",
+                "rxe0,RoCEv2,256,java,3,warm_rate,155.0,conn/s");
         Result r = run(dir.toString());
         assertEquals(0, r.status(), r.err());
         String txt = Files.readString(dir.resolve("summary.txt"));
         assertTrue(txt.startsWith("scale-vs-ucmatose, "), txt);
         // Higher is better and the ranges do not come near: 155/105 = 1.476 against a spread of 10/155.
-        String row = line(txt, "256 connections");
-        assertTrue(row.matches("256 connections +session_rate +105\\.00 \\[100\\.00\\.\\.110\\.00] +155\\.00 \\[150\\.00\\.\\.160\\.00] +1\\.476 +java better \\(conn/s, n=3/3\\)"), row);
+        String warm = txt.lines().filter(l -> l.contains("warm_rate")).findFirst().orElseThrow().strip();
+        assertTrue(warm.matches("256 connections +warm_rate +105\\.00 \\[100\\.00\\.\\.110\\.00] +155\\.00 \\[150\\.00\\.\\.160\\.00] +1\\.476 +java better \\(conn/s, n=3/3\\)"), warm);
+        String cold = txt.lines().filter(l -> l.contains("cold_rate")).findFirst().orElseThrow().strip();
+        assertTrue(cold.matches("256 connections +cold_rate +105\\.00 .* 21\\.00 .* 0\\.200 +java worse .*"), cold);
         assertFalse(txt.contains("connect_rate"), txt);
-        assertEquals(2, Files.readAllLines(dir.resolve("summary.csv")).size());
+        assertEquals(3, Files.readAllLines(dir.resolve("summary.csv")).size());
         BufferedImage img = png(dir.resolve("plot.png"));
-        assertEquals(Plot.PANEL_W, img.getWidth());
+        assertEquals(2 * Plot.PANEL_W, img.getWidth());
     }
 
     /** As scripts/jmh-vs-c leaves it: JMH's -rf csv and the C loop's rounds before and after. */
