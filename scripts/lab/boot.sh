@@ -50,13 +50,17 @@ lab_write_config() {
         "$LAB_KVER" "$LAB_MODDIR" "$LAB_SIW" "$LAB_REPO" "$LAB_ADDR_RXE" "$LAB_ADDR_SIW"
 }
 
+# qemu for the guest whose run dir is $1; $2 is its host number in a two-host lab (1 or 2).
 lab_qemu_cmd() {
     # The kernel finds TCG's TSCs "unsynchronized" and falls back to the HPET, which makes every
     # clock_gettime a trapped MMIO read (~2 us: System.nanoTime, not perftest's rdtsc). TCG derives
     # every vCPU's TSC from the same host clock, so they do agree.
-    local run=$1 append="console=ttyS0 panic=-1 rdinit=/init tsc=reliable clocksource=tsc"
+    local run=$1 host=${2:-1} append="console=ttyS0 panic=-1 rdinit=/init tsc=reliable clocksource=tsc"
     [[ ${RDMA_LAB_VERBOSE:-0} == 1 ]] || append+=" quiet"
-    LAB_QEMU=(qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m "${RDMA_LAB_MEM:-4G}"
+    # Two hosts: one vCPU each, so the two guests' vCPU threads have a host core each.
+    local smp=2 mem=${RDMA_LAB_MEM:-4G}
+    ((LAB_HOSTS == 1)) || { smp=1 mem=${RDMA_LAB_MEM:-3G}; }
+    LAB_QEMU=(qemu-system-x86_64 -accel tcg -cpu max -smp "$smp" -m "$mem"
         -nographic -no-reboot -nic none -nodefaults -monitor none
         -kernel "$(lab_kernel_image)" -initrd "$LAB_INITRD" -append "$append"
         -chardev "file,id=con,path=$(lab_q "$run/console.log")" -serial chardev:con
@@ -69,6 +73,7 @@ lab_qemu_cmd() {
         LAB_QEMU+=(-chardev "file,id=$port,path=$(lab_q "$run/$port"),append=on"
             -device "virtserialport,chardev=$port,name=lab.$port")
     done
+    ((LAB_HOSTS == 1)) || lab_link_args "$host"
 }
 
 # Streams a file that qemu writes until qemu is gone (tail reads to the end then).
@@ -107,7 +112,7 @@ lab_watchdog() {
         kill -0 "$LAB_QPID" 2>/dev/null || exit 0
         sleep 1
     done
-    kill -TERM "$LAB_QPID" 2>/dev/null
+    kill -TERM "$LAB_QPID" ${LAB_PEER_QPID:-} 2>/dev/null
     while kill -0 "$LAB_QPID" 2>/dev/null; do sleep 0.2; done
     rm -rf "$LAB_RUN"
 }
@@ -131,6 +136,7 @@ lab_stop_qemu() {
 lab_cleanup() {
     lab_stop_watchdog
     lab_stop_qemu
+    lab_stop_peer
     if ((${#LAB_RELAYS[@]})); then
         kill "${LAB_RELAYS[@]}" 2>/dev/null || true
     fi
@@ -142,6 +148,7 @@ lab_on_signal() {
     trap '' INT TERM HUP # once is enough (e.g. a signal sent to the pid and its group)
     lab_log "got SIG$1: stopping the guest"
     lab_stop_qemu
+    lab_stop_peer
     exit "$2"
 }
 
@@ -167,15 +174,22 @@ lab_boot() {
     lab_write_env >"$run/share/env"
     printf '%s\0' "$@" >"$run/share/argv"
     touch "$run/out" "$run/err" "$run/ctl" "$run/console.log"
-    lab_qemu_cmd "$run"
-
     t0=$EPOCHREALTIME
+    if ((LAB_HOSTS == 2)); then
+        lab_pick_ports
+        lab_write_hosts_config 1 >>"$run/share/config"
+        lab_hosts_env 1 >>"$run/share/env"
+        lab_start_peer "$run" "$timeout" "$t0"
+    fi
+    lab_qemu_cmd "$run" 1
+
     timeout -k 10 "$timeout" "${LAB_QEMU[@]}" </dev/null >"$run/qemu.log" 2>&1 &
     LAB_QPID=$!
     lab_start_relays "$run" "$t0"
     wait "$LAB_QPID" || rc=$?
     LAB_QPID=
     lab_stop_watchdog
+    lab_stop_peer
     wait "${LAB_RELAYS[@]}" 2>/dev/null || true
     LAB_RELAYS=()
     cp "$run/console.log" "$LAB_CACHE/last-boot.log" 2>/dev/null || true
