@@ -13,7 +13,7 @@ LAB_SETUP_LOG=$LAB_CACHE/setup.log
 # Host packages; linux-headers-<kver> is added once the kernel version is known.
 LAB_PKGS=(qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core
     ibverbs-providers ibverbs-utils rdmacm-utils perftest libibverbs-dev
-    librdmacm-dev linux-source-6.1 gcc make xz-utils util-linux coreutils)
+    librdmacm-dev linux-source-6.1 gcc make xz-utils util-linux coreutils python3)
 
 # Modules the initramfs needs before it can mount the host's root; their
 # dependencies are resolved from modules.dep.
