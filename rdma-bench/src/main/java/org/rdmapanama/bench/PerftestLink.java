@@ -27,17 +27,10 @@ import org.rdmapanama.cm.RdmaListener;
 import org.rdmapanama.bench.PerftestOptions.Verb;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
-import java.net.StandardSocketOptions;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -66,15 +59,20 @@ final class PerftestLink implements AutoCloseable {
 
     final PerftestOptions o;
     final boolean server;
-    /** S: the largest message, rounded up to 64. */
-    final int slot;
+    /** S: the largest message, rounded up to 64 (no -R: at least the agreed cycle buffer). */
+    int slot;
     private final PrintStream out;
 
     private DeviceContext ownedContext;
     private RdmaListener listener;
     private RdmaConnection connection;
-    /** The set-up TCP connection (no -R), kept open so that its closing tells that the peer is gone. */
-    private SocketChannel tcp;
+    /** perftest's TCP exchange (no -R), kept open: the end's handshakes, and its closing tells that the peer is gone. */
+    PerftestExchange exchange;
+    /** The peer is native perftest (no -R): no control area, no warm-up vote, perftest's handshakes. */
+    boolean nativePeer;
+    /** Our QP address for each handshake (no -R). */
+    PerftestKeys myKeys;
+    int mtuBytes;
     DeviceContext ctx;
     Selection selection;
     QueuePair qp;
@@ -116,7 +114,7 @@ final class PerftestLink implements AutoCloseable {
 
     /** Watches for the peer going away during the run; after {@link #connect}. */
     PerftestPeerWatch peerWatch() {
-        return new PerftestPeerWatch(tcp, connection, qp);
+        return new PerftestPeerWatch(exchange, connection, qp);
     }
 
     private void checkDevice(DeviceContext c) {
@@ -148,13 +146,31 @@ final class PerftestLink implements AutoCloseable {
             recv.wrId(RECV_ID).sge(mr, slot, slot);
             int sizes = o.sizes().length;
             // The warm-up runs as many rounds as the JIT needs: then the count is open-ended, as with -D.
-            totalRecvs = o.duration != null || o.warmup() ? Long.MAX_VALUE : (long) o.iters * sizes;
+            totalRecvs = o.duration != null || warmup() ? Long.MAX_VALUE : (long) o.iters * sizes;
             long first = Math.min(o.rxDepth(), totalRecvs);
             for (long i = 0; i < first; i++) {
                 qp.postRecv(recv);
             }
             postedRecvs = first;
         }
+    }
+
+    /**
+     * Unreported rounds before the reported run. An rdma-bench peer takes part and votes
+     * (PerftestControl.agree). Native perftest counts every message of its run, so against it only
+     * a client whose server is passive until the end (read_lat, atomic_lat, write_bw, read_bw) warms
+     * up, alone, until its own JIT is idle; the other tests run without a warm-up.
+     */
+    boolean warmup() {
+        return o.warmup() && (!nativePeer || (!server && clientDriven(o.test)));
+    }
+
+    /** The tests whose server only waits for the client's end: perftest's read, atomic and RDMA bandwidth tests. */
+    static boolean clientDriven(PerftestOptions.Test test) {
+        return switch (test) {
+            case READ_LAT, ATOMIC_LAT, WRITE_BW, READ_BW -> true;
+            case WRITE_LAT, SEND_LAT, SEND_BW -> false;
+        };
     }
 
     private PerftestWire describe(int lid, byte[] gid) {
@@ -180,87 +196,58 @@ final class PerftestLink implements AutoCloseable {
         Port port = selection.port();
         gidIndex = selection.gidIndex();
         outReads = Math.clamp(Math.min(ctx.capabilities().maxQpRdAtom(), ctx.capabilities().maxQpInitRdAtom()), 1, 16);
+        // perftest's order: versions, system data and MTU before any resource, since they size the buffer.
+        exchange = server ? PerftestExchange.accept(o.port, SETUP_TIMEOUT, out)
+                : PerftestExchange.connect(o.server, o.port, SETUP_TIMEOUT);
+        PerftestExchange.Hello hello = exchange.hello(PerftestWire.VERSION, SETUP_TIMEOUT);
+        nativePeer = !hello.java();
+        if (hello.java() && hello.protocol() != PerftestWire.VERSION) {
+            throw new IllegalArgumentException("the peer is rdma-bench with perftest protocol " + hello.protocol()
+                    + ", this side " + PerftestWire.VERSION + ": run the same rdma-bench on both sides");
+        }
+        int[] sys = exchange.sysData(PerftestExchange.CYCLE_BUFFER, PerftestExchange.CACHE_LINE, SETUP_TIMEOUT);
+        // The peer writes and reads anywhere in one cycle buffer (perftest's bandwidth loops step through it).
+        slot = Math.max(slot, sys[0]);
+        mtuBytes = Port.mtuBytes(exchange.mtu(Integer.numberOfTrailingZeros(port.activeMtu()) - 7, SETUP_TIMEOUT));
         ProtectionDomain pd = ctx.allocateProtectionDomain();
         cq = ctx.createCompletionQueue(o.txDepth + o.rxDepth() + 16);
         qp = pd.createQueuePair(QueuePairConfig.rc(cq).withQueueDepth(o.txDepth + 2, o.rxDepth())
                 .withInline(o.inline()).withSignalAll(false));
         qp.toInit(o.ibPort, remoteAccess());
         allocate(pd);
-        byte[] gid = gidIndex >= 0 ? selection.gid().raw() : new byte[16];
-        mine = describe(port.lid(), gid);
-        if (server) {
-            oobServer(port.activeMtu());
-        } else {
-            oobClient(port.activeMtu());
+        byte[] gid = gidIndex >= 0 ? selection.gid().raw() : null;
+        mine = describe(port.lid(), gid != null ? gid : new byte[16]);
+        myKeys = new PerftestKeys(port.lid(), outReads, mine.qpn(), mine.psn(), mine.rkey(), mine.address(), gid, 0);
+        if (!nativePeer) {
+            // Two Java ends also check each other's test, sizes, count and mode: a mismatch is an error, not a hang.
+            decode(exchange.xchg(mine.encode(), SETUP_TIMEOUT));
+        }
+        PerftestKeys pk = exchange.handshake(myKeys, SETUP_TIMEOUT);
+        if (!PerftestKeys.sameGidType(gid, pk.gid())) {
+            throw new IllegalArgumentException("Found Incompatibility issue with GID types (one side IPv4-mapped, "
+                    + "the other not). Please Try to use a different IP version.");
+        }
+        peer = new PerftestWire(mine.test(), mine.flags(), pk.lid(), mine.size(), mine.iters(), pk.qpn(), pk.psn(),
+                pk.vaddr(), pk.rkey(), slot + PerftestControl.SIZE, pk.gid() != null ? pk.gid() : new byte[16]);
+        connectQp(mtuBytes);
+        // The rest of the test's handshakes before its run; the last one says that both QPs are at RTS.
+        for (int i = 1; i < handshakesBeforeRun(o.test); i++) {
+            exchange.handshake(myKeys, SETUP_TIMEOUT);
         }
     }
 
-    private void oobServer(int mtu) throws IOException {
-        int timeout = (int) SETUP_TIMEOUT.toMillis();
-        // Channels, so that the kept connection can be read without blocking during the run.
-        try (ServerSocketChannel ssc = ServerSocketChannel.open()) {
-            ssc.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            ssc.bind(new InetSocketAddress(o.port));
-            ServerSocket ss = ssc.socket();
-            ss.setSoTimeout(timeout);
-            PerftestHeader.waiting(out);
-            Socket s = ss.accept();
-            tcp = s.getChannel(); // closed by close(), after the run
-            s.setSoTimeout(timeout);
-            peer = decode(read(s.getInputStream(), PerftestWire.SIZE, "client"));
-            connectQp(mtu);
-            s.getOutputStream().write(mine.encode());
-            s.getOutputStream().flush();
-            // The client's QP is at RTS once it says so: only then may we write to it.
-            byte[] ready = read(s.getInputStream(), 1, "client");
-            if (ready[0] != 'R') {
-                throw new IllegalArgumentException("client sent 0x" + Integer.toHexString(ready[0] & 0xff)
-                        + " instead of its ready byte");
-            }
-            tcp.configureBlocking(false);
-        } catch (SocketTimeoutException e) {
-            throw new RdmaException("no client connected to TCP port " + o.port + " within "
-                    + SETUP_TIMEOUT.toSeconds() + " s", e);
-        }
-    }
-
-    private void oobClient(int mtu) throws IOException {
-        int timeout = (int) SETUP_TIMEOUT.toMillis();
-        tcp = SocketChannel.open();
-        try {
-            Socket s = tcp.socket();
-            s.connect(new InetSocketAddress(InetAddress.getByName(o.server), o.port), timeout);
-            s.setSoTimeout(timeout);
-            s.getOutputStream().write(mine.encode());
-            s.getOutputStream().flush();
-            peer = decode(read(s.getInputStream(), PerftestWire.SIZE, "server"));
-            connectQp(mtu);
-            s.getOutputStream().write('R');
-            s.getOutputStream().flush();
-            tcp.configureBlocking(false);
-        } catch (SocketTimeoutException e) {
-            throw new RdmaException("the setup exchange with " + o.server + ":" + o.port + " timed out after "
-                    + SETUP_TIMEOUT.toSeconds() + " s", e);
-        } catch (java.net.ConnectException e) {
-            throw new RdmaException("couldn't connect to " + o.server + ":" + o.port + " (" + e.getMessage()
-                    + "): is the server running?", e);
-        }
+    /** How many handshakes native perftest makes before its run (write_lat.c etc.). */
+    static int handshakesBeforeRun(PerftestOptions.Test test) {
+        return switch (test) {
+            case WRITE_LAT, READ_LAT, ATOMIC_LAT -> 4;
+            case SEND_LAT, WRITE_BW, READ_BW, SEND_BW -> 3;
+        };
     }
 
     private void connectQp(int mtu) throws RdmaException {
         QpAddress remote = new QpAddress(peer.lid(), peer.qpn(), peer.psn(), peer.gid());
         qp.toRtr(remote, o.ibPort, remote.hasGid() ? gidIndex : -1, mtu);
         qp.toRts(mine.psn());
-    }
-
-    private static byte[] read(InputStream in, int n, String who) throws IOException {
-        byte[] b = new byte[n];
-        int got = in.readNBytes(b, 0, n);
-        if (got != n) {
-            throw new RdmaException("the " + who + " closed the setup connection after " + got + " of " + n
-                    + " bytes (is it rdma-bench with the same subcommand and flags?)");
-        }
-        return b;
     }
 
     private void connectCm(RdmaConfig config) throws IOException, InterruptedException {
@@ -333,7 +320,7 @@ final class PerftestLink implements AutoCloseable {
             }
         }
         closeQuietly(connection);
-        closeQuietly(tcp);
+        closeQuietly(exchange);
         closeQuietly(listener);
         closeQuietly(ownedContext);
     }
