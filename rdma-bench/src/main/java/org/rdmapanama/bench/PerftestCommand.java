@@ -143,8 +143,9 @@ final class PerftestCommand {
             } finally {
                 out = real;
             }
-            err.printf("warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on both sides, at most %d s)%n",
-                    rounds, (System.nanoTime() - start) / 1e9, JIT_QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds);
+            err.printf("warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on %s, at most %d s)%n",
+                    rounds, (System.nanoTime() - start) / 1e9, JIT_QUIET_NANOS / 1_000_000_000,
+                    link.nativePeer ? "this side; the native server only waits" : "both sides", o.warmupMaxSeconds);
         }
 
         private void runSizes(int[] sizes) throws IOException {

@@ -1,28 +1,18 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.error.RdmaException;
 
 import java.io.IOException;
-import java.io.PrintStream;
-import java.net.ConnectException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
-import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.concurrent.locks.LockSupport;
 
 /**
- * Native perftest's TCP exchange (no {@code -R}), as perftest 4.5 (version
- * string "6.06") speaks it on port 18515: every message is a fixed-size
- * block that the client writes first and the server reads first
- * ({@code ctx_xchg_data}, {@code ctx_hand_shake}). In order:
+ * Native perftest's exchange, as perftest 4.5 (version string "6.06") speaks
+ * it on port 18515: over TCP without {@code -R} ({@link PerftestTcpExchange}),
+ * as Sends on a first rdma_cm connection with it ({@link PerftestCmExchange}).
+ * Every message is a fixed-size block that the client writes first and the
+ * server reads first ({@code ctx_xchg_data}, {@code ctx_hand_shake}). In order:
  * <ol>
  *   <li>the version, 16 bytes, a C string; perftest refuses peers older than 5.70;</li>
  *   <li>the "system data": cycle buffer (page size) and cache line size, 4 bytes
@@ -33,20 +23,15 @@ import java.util.concurrent.locks.LockSupport;
  *       for the Send tests, and at the end);</li>
  *   <li>at the end, write_bw and read_bw clients hand their figures to the server
  *       (size, iterations as 8-byte integers, peak, average and message rate as
- *       8-byte big-endian doubles, one exchange each); then each side writes
- *       "done\0", which nobody reads, and closes.</li>
+ *       8-byte big-endian doubles, one exchange each); then a last handshake,
+ *       after which, over TCP, each side writes "done\0", which nobody reads.</li>
  * </ol>
  * An rdma-bench peer is told apart by the bytes after the version's NUL, which
  * perftest ignores: "rdma-bench" and our protocol number. Two Java ends then
  * add their parameter check ({@link PerftestWire}) and run with barriers and a
  * warm-up in the control area; a native peer never sees any of it.
- * <p>
- * The channel is non-blocking: reads wait with a deadline, and
- * {@link #peerGone()} (the run's peer watch) stashes bytes that arrive early
- * (a native read_lat server sends its last handshake as soon as the run
- * starts) for the next read, so the watch never eats the protocol.
  */
-final class PerftestExchange implements AutoCloseable {
+abstract class PerftestExchange implements AutoCloseable {
     static final String VERSION = "6.06";
     static final double MIN_VERSION = 5.70;
     static final int VERSION_SIZE = 16;
@@ -54,49 +39,11 @@ final class PerftestExchange implements AutoCloseable {
     /** perftest's default cycle buffer is the page size; x86-64's. */
     static final int CYCLE_BUFFER = 4096;
     static final int CACHE_LINE = 64;
-    private static final long PARK_NANOS = Duration.ofMillis(1).toNanos();
 
-    private final SocketChannel ch;
     private final boolean client;
-    private final String peerName;
-    private ByteBuffer stash = ByteBuffer.allocate(256).flip();
-    private boolean eof;
 
-    private PerftestExchange(SocketChannel ch, boolean client, String peerName) throws IOException {
-        this.ch = ch;
+    PerftestExchange(boolean client) {
         this.client = client;
-        this.peerName = peerName;
-        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        ch.configureBlocking(false);
-    }
-
-    /** Listens on {@code port}, prints the waiting banner, and accepts one client. */
-    static PerftestExchange accept(int port, Duration timeout, PrintStream out) throws IOException {
-        try (ServerSocketChannel ssc = ServerSocketChannel.open()) {
-            ssc.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            ssc.bind(new InetSocketAddress(port));
-            ssc.socket().setSoTimeout((int) timeout.toMillis());
-            PerftestHeader.waiting(out);
-            Socket s = ssc.socket().accept();
-            return new PerftestExchange(s.getChannel(), false, "client");
-        } catch (SocketTimeoutException e) {
-            throw new RdmaException("no client connected to TCP port " + port + " within " + timeout.toSeconds() + " s", e);
-        }
-    }
-
-    static PerftestExchange connect(String host, int port, Duration timeout) throws IOException {
-        SocketChannel ch = SocketChannel.open();
-        try {
-            ch.socket().connect(new InetSocketAddress(InetAddress.getByName(host), port), (int) timeout.toMillis());
-            return new PerftestExchange(ch, true, "server");
-        } catch (ConnectException e) {
-            ch.close();
-            throw new RdmaException("Couldn't connect to " + host + ":" + port + " (" + e.getMessage()
-                    + "): is the server running?", e);
-        } catch (IOException | RuntimeException e) {
-            ch.close();
-            throw e;
-        }
     }
 
     /** What the peer's version block said. */
@@ -154,7 +101,7 @@ final class PerftestExchange implements AutoCloseable {
         return rem >= 1 && rem <= 5 && rem < mine ? rem : mine;
     }
 
-    /** Versions, system data and MTU; returns the peer's hello. Sets the agreed values on {@code into}. */
+    /** The version block each way; returns what the peer's said, after perftest's check. */
     Hello hello(int protocol, Duration timeout) throws IOException {
         return decodeVersion(xchg(encodeVersion(protocol), timeout));
     }
@@ -172,7 +119,7 @@ final class PerftestExchange implements AutoCloseable {
 
     /** One handshake ({@code ctx_hand_shake}): our QP address for the peer's. */
     PerftestKeys handshake(PerftestKeys mine, Duration timeout) throws IOException {
-        return PerftestKeys.decode(xchg(mine.encode(), timeout), mine.gid() != null);
+        return decodeKeys(xchg(encodeKeys(mine), timeout), mine);
     }
 
     /** The bandwidth report: the client's figures go to the server, which answers with its own (unused). */
@@ -192,7 +139,9 @@ final class PerftestExchange implements AutoCloseable {
     /** perftest's ctx_close_connection: a last handshake, then "done\0", which the peer does not read. */
     void closeConnection(PerftestKeys mine, Duration timeout) throws IOException {
         handshake(mine, timeout);
-        write("done\0".getBytes(StandardCharsets.US_ASCII));
+        if (writesDone()) {
+            write("done\0".getBytes(StandardCharsets.US_ASCII));
+        }
     }
 
     /** A fixed-size block each way: the client writes first, the server reads first. */
@@ -206,73 +155,31 @@ final class PerftestExchange implements AutoCloseable {
         return got;
     }
 
-    void write(byte[] b) throws IOException {
-        ByteBuffer buf = ByteBuffer.wrap(b);
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (buf.hasRemaining()) {
-            if (ch.write(buf) == 0) {
-                if (System.nanoTime() - deadline > 0) {
-                    throw new RdmaException("the " + peerName + " took no data on the setup connection for 30 s");
-                }
-                LockSupport.parkNanos(PARK_NANOS);
-            }
-        }
+    /** How many handshakes native perftest makes before its run (write_lat.c etc.). */
+    static int handshakesBeforeRun(PerftestOptions.Test test) {
+        return switch (test) {
+            case WRITE_LAT, READ_LAT, ATOMIC_LAT -> 4;
+            case SEND_LAT, WRITE_BW, READ_BW, SEND_BW -> 3;
+        };
     }
 
-    byte[] read(int n, Duration timeout) throws IOException {
-        byte[] b = new byte[n];
-        int got = 0;
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (got < n) {
-            if (stash.hasRemaining()) {
-                int k = Math.min(n - got, stash.remaining());
-                stash.get(b, got, k);
-                got += k;
-                continue;
-            }
-            if (eof) {
-                throw new RdmaException("the " + peerName + " closed the setup connection after " + got + " of " + n
-                        + " bytes (is it perftest 4.5 or rdma-bench, running the same test with the same flags?)");
-            }
-            if (!fill()) {
-                if (System.nanoTime() - deadline > 0) {
-                    throw new RdmaException("the " + peerName + " sent " + got + " of " + n + " bytes in "
-                            + timeout.toSeconds() + " s: is it still running the same test with the same flags?");
-                }
-                LockSupport.parkNanos(PARK_NANOS);
-            }
-        }
-        return b;
-    }
+    /** Sends one block, whole. */
+    abstract void write(byte[] b) throws IOException;
 
-    /** Reads what has arrived into the stash; false when nothing did. */
-    private boolean fill() throws IOException {
-        stash.compact();
-        if (!stash.hasRemaining()) {
-            stash = ByteBuffer.allocate(stash.capacity() * 2).put(stash.flip());
-        }
-        int r = ch.read(stash);
-        stash.flip();
-        if (r < 0) {
-            eof = true;
-        }
-        return r != 0;
-    }
+    /** Receives one block of {@code n} bytes, waiting at most {@code timeout}. */
+    abstract byte[] read(int n, Duration timeout) throws IOException;
 
-    /** For the peer watch: why the peer is gone (its connection ended), or null. Keeps any bytes for {@link #read}. */
-    String peerGone() {
-        try {
-            while (!eof && fill()) {
-                // drain what has arrived; a closed stream sets eof
-            }
-            return eof ? "its TCP connection closed" : null;
-        } catch (IOException e) {
-            return "its TCP connection failed: " + e.getMessage();
-        }
-    }
+    /** For the peer watch: why the peer is gone, or null; never takes a block from {@link #read}. */
+    abstract String peerGone();
+
+    /** Our QP address as this channel carries it: perftest's text line over TCP, its struct over rdma_cm. */
+    abstract byte[] encodeKeys(PerftestKeys mine);
+
+    abstract PerftestKeys decodeKeys(byte[] msg, PerftestKeys mine);
+
+    /** Whether perftest's ctx_close_connection writes "done" (TCP only). */
+    abstract boolean writesDone();
 
     @Override
-    public void close() throws IOException {
-        ch.close();
-    }
+    public abstract void close() throws IOException;
 }

@@ -1,5 +1,6 @@
 package org.rdmapanama.bench;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.Locale;
@@ -73,6 +74,33 @@ record PerftestKeys(int lid, int outReads, int qpn, int psn, int rkey, long vadd
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("Couldn't parse line <" + line + ">: " + e.getMessage(), e);
         }
+    }
+
+    /** {@code sizeof(struct pingpong_dest)}: the form perftest sends as a Send over rdma_cm ({@code -R}). */
+    static final int SIZE_STRUCT = 56;
+
+    /**
+     * The struct form, big-endian: lid, out_reads, qpn, psn, rkey (4 bytes each), 4 bytes of
+     * padding, vaddr (8), gid (16), srqn, gid_index (4 each).
+     */
+    byte[] encodeStruct(int gidIndex) {
+        ByteBuffer b = ByteBuffer.allocate(SIZE_STRUCT);
+        b.putInt(lid).putInt(outReads).putInt(qpn).putInt(psn).putInt(rkey).putInt(0).putLong(vaddr);
+        b.put(gid != null ? gid : new byte[16]).putInt(srqn).putInt(gidIndex);
+        return b.array();
+    }
+
+    static PerftestKeys decodeStruct(byte[] msg) {
+        if (msg.length < SIZE_STRUCT) {
+            throw new IllegalArgumentException("the peer's QP address has " + msg.length + " bytes, expected " + SIZE_STRUCT);
+        }
+        ByteBuffer b = ByteBuffer.wrap(msg);
+        int lid = b.getInt(), outReads = b.getInt(), qpn = b.getInt(), psn = b.getInt(), rkey = b.getInt();
+        b.getInt();
+        long vaddr = b.getLong();
+        byte[] gid = new byte[16];
+        b.get(gid);
+        return new PerftestKeys(lid, outReads, qpn, psn, rkey, vaddr, gid, b.getInt());
     }
 
     /** perftest's GID type check: both IPv4-mapped (::ffff:a.b.c.d) or both not. */

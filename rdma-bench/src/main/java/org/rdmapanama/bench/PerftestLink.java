@@ -197,8 +197,22 @@ final class PerftestLink implements AutoCloseable {
         gidIndex = selection.gidIndex();
         outReads = Math.clamp(Math.min(ctx.capabilities().maxQpRdAtom(), ctx.capabilities().maxQpInitRdAtom()), 1, 16);
         // perftest's order: versions, system data and MTU before any resource, since they size the buffer.
-        exchange = server ? PerftestExchange.accept(o.port, SETUP_TIMEOUT, out)
-                : PerftestExchange.connect(o.server, o.port, SETUP_TIMEOUT);
+        exchange = server ? PerftestTcpExchange.accept(o.port, SETUP_TIMEOUT, out)
+                : PerftestTcpExchange.connect(o.server, o.port, SETUP_TIMEOUT);
+        agree(port.activeMtu());
+        ProtectionDomain pd = ctx.allocateProtectionDomain();
+        cq = ctx.createCompletionQueue(o.txDepth + o.rxDepth() + 16);
+        qp = pd.createQueuePair(QueuePairConfig.rc(cq).withQueueDepth(o.txDepth + 2, o.rxDepth())
+                .withInline(o.inline()).withSignalAll(false));
+        qp.toInit(o.ibPort, remoteAccess());
+        allocate(pd);
+        byte[] gid = gidIndex >= 0 ? selection.gid().raw() : null;
+        mine = describe(port.lid(), gid != null ? gid : new byte[16]);
+        handshakes(gid, true);
+    }
+
+    /** perftest's version, system-data and MTU blocks; the buffer's size depends on them. */
+    private void agree(int activeMtuBytes) throws IOException {
         PerftestExchange.Hello hello = exchange.hello(PerftestWire.VERSION, SETUP_TIMEOUT);
         nativePeer = !hello.java();
         if (hello.java() && hello.protocol() != PerftestWire.VERSION) {
@@ -208,40 +222,33 @@ final class PerftestLink implements AutoCloseable {
         int[] sys = exchange.sysData(PerftestExchange.CYCLE_BUFFER, PerftestExchange.CACHE_LINE, SETUP_TIMEOUT);
         // The peer writes and reads anywhere in one cycle buffer (perftest's bandwidth loops step through it).
         slot = Math.max(slot, sys[0]);
-        mtuBytes = Port.mtuBytes(exchange.mtu(Integer.numberOfTrailingZeros(port.activeMtu()) - 7, SETUP_TIMEOUT));
-        ProtectionDomain pd = ctx.allocateProtectionDomain();
-        cq = ctx.createCompletionQueue(o.txDepth + o.rxDepth() + 16);
-        qp = pd.createQueuePair(QueuePairConfig.rc(cq).withQueueDepth(o.txDepth + 2, o.rxDepth())
-                .withInline(o.inline()).withSignalAll(false));
-        qp.toInit(o.ibPort, remoteAccess());
-        allocate(pd);
-        byte[] gid = gidIndex >= 0 ? selection.gid().raw() : null;
-        mine = describe(port.lid(), gid != null ? gid : new byte[16]);
-        myKeys = new PerftestKeys(port.lid(), outReads, mine.qpn(), mine.psn(), mine.rkey(), mine.address(), gid, 0);
+        mtuBytes = Port.mtuBytes(exchange.mtu(Integer.numberOfTrailingZeros(activeMtuBytes) - 7, SETUP_TIMEOUT));
+    }
+
+    /**
+     * The test's handshakes before its run, after our QP and buffer exist: the first gives the
+     * peer's QP address (and, without -R, lets us connect our QP); the last says that both QPs
+     * are at RTS. A Java peer also checks our parameters first.
+     */
+    private void handshakes(byte[] gid, boolean connectQp) throws IOException {
+        myKeys = new PerftestKeys(mine.lid(), outReads, mine.qpn(), mine.psn(), mine.rkey(), mine.address(), gid, 0);
         if (!nativePeer) {
             // Two Java ends also check each other's test, sizes, count and mode: a mismatch is an error, not a hang.
             decode(exchange.xchg(mine.encode(), SETUP_TIMEOUT));
         }
         PerftestKeys pk = exchange.handshake(myKeys, SETUP_TIMEOUT);
-        if (!PerftestKeys.sameGidType(gid, pk.gid())) {
+        if (connectQp && !PerftestKeys.sameGidType(gid, pk.gid())) {
             throw new IllegalArgumentException("Found Incompatibility issue with GID types (one side IPv4-mapped, "
                     + "the other not). Please Try to use a different IP version.");
         }
         peer = new PerftestWire(mine.test(), mine.flags(), pk.lid(), mine.size(), mine.iters(), pk.qpn(), pk.psn(),
                 pk.vaddr(), pk.rkey(), slot + PerftestControl.SIZE, pk.gid() != null ? pk.gid() : new byte[16]);
-        connectQp(mtuBytes);
-        // The rest of the test's handshakes before its run; the last one says that both QPs are at RTS.
-        for (int i = 1; i < handshakesBeforeRun(o.test); i++) {
+        if (connectQp) {
+            connectQp(mtuBytes);
+        }
+        for (int i = 1; i < PerftestExchange.handshakesBeforeRun(o.test); i++) {
             exchange.handshake(myKeys, SETUP_TIMEOUT);
         }
-    }
-
-    /** How many handshakes native perftest makes before its run (write_lat.c etc.). */
-    static int handshakesBeforeRun(PerftestOptions.Test test) {
-        return switch (test) {
-            case WRITE_LAT, READ_LAT, ATOMIC_LAT -> 4;
-            case SEND_LAT, WRITE_BW, READ_BW, SEND_BW -> 3;
-        };
     }
 
     private void connectQp(int mtu) throws RdmaException {
@@ -250,6 +257,13 @@ final class PerftestLink implements AutoCloseable {
         qp.toRts(mine.psn());
     }
 
+    /**
+     * perftest's {@code -R}: a first rdma_cm connection carries the exchange
+     * ({@link PerftestCmExchange}), then a second one, to the same port, is the
+     * test's, with a handshake on either side of its set-up. perftest's server
+     * listens again for it only after the first of those, so a client retries
+     * as perftest's does (10 times, 100 ms apart).
+     */
     private void connectCm(RdmaConfig config) throws IOException, InterruptedException {
         List<RdmaDevice> devices = RdmaDevices.require();
         int rd = 255; // rdma_conn_param's fields are 8-bit
@@ -262,30 +276,79 @@ final class PerftestLink implements AutoCloseable {
         // A device (or transport) asked for picks the address; otherwise rdma_cm picks by the peer's address.
         boolean pinned = config.device().isPresent() || config.transport().isPresent();
         InetAddress local = pinned ? Selection.select(config, devices).ipAddress() : null;
+        PerftestKeys none = new PerftestKeys(0, 0, 0, 0, 0, 0, null, 0); // perftest's are still zero then
         if (server) {
             InetSocketAddress at = local != null ? new InetSocketAddress(local, o.port) : new InetSocketAddress(o.port);
-            listener = RdmaListener.bind(at, 1, opts);
+            listener = RdmaListener.bind(at, 2, opts);
             PerftestHeader.waiting(out);
-            connection = listener.accept(SETUP_TIMEOUT);
-            if (connection == null) {
-                throw new RdmaException("no client connected through rdma_cm to " + at + " within "
-                        + SETUP_TIMEOUT.toSeconds() + " s");
-            }
+            RdmaConnection comm = accepted(at);
+            exchange = commExchange(comm);
+            comm.accept(new byte[0], SETUP_TIMEOUT);
+            agree(comm);
+            exchange.handshake(none, SETUP_TIMEOUT);
+            connection = accepted(at);
             setUpOnConnection();
-            try {
-                peer = decode(connection.peerPrivateData());
-            } catch (IllegalArgumentException e) {
-                connection.reject(new byte[0]);
-                throw e;
-            }
-            connection.accept(mine.encode(), SETUP_TIMEOUT);
+            connection.accept(new byte[0], SETUP_TIMEOUT);
         } else {
             InetSocketAddress to = new InetSocketAddress(InetAddress.getByName(o.server), o.port);
-            connection = RdmaConnection.resolve(to, local == null ? null : new InetSocketAddress(local, 0), opts,
-                    SETUP_TIMEOUT);
-            setUpOnConnection();
-            connection.connect(mine.encode(), SETUP_TIMEOUT);
-            peer = decode(connection.peerPrivateData());
+            InetSocketAddress from = local == null ? null : new InetSocketAddress(local, 0);
+            RdmaConnection comm = RdmaConnection.resolve(to, from, opts, SETUP_TIMEOUT);
+            exchange = commExchange(comm);
+            comm.connect(new byte[0], SETUP_TIMEOUT);
+            agree(comm);
+            exchange.handshake(none, SETUP_TIMEOUT);
+            connectData(to, from, opts);
+        }
+        exchange.handshake(none, SETUP_TIMEOUT);
+        handshakes(selection.gid() != null ? selection.gid().raw() : null, false);
+    }
+
+    private void agree(RdmaConnection comm) throws IOException {
+        agree(comm.context().selection().port().activeMtu());
+        if (nativePeer && o.test == PerftestOptions.Test.SEND_BW && !comm.context().transport().retriesReceiverNotReady()) {
+            throw new IllegalArgumentException("send_bw against native perftest on " + comm.context().transport().displayName()
+                    + " is not supported: perftest's receive credits there (RDMA Writes to a buffer of its own) are not"
+                    + " implemented; run rdma-bench on both sides");
+        }
+    }
+
+    private RdmaConnection accepted(InetSocketAddress at) throws RdmaException, InterruptedException {
+        RdmaConnection c = listener.accept(SETUP_TIMEOUT);
+        if (c == null) {
+            throw new RdmaException("no client connected through rdma_cm to " + at + " within "
+                    + SETUP_TIMEOUT.toSeconds() + " s");
+        }
+        return c;
+    }
+
+    private PerftestExchange commExchange(RdmaConnection comm) throws RdmaException {
+        try {
+            return new PerftestCmExchange(comm, !server, Math.max(0, comm.context().selection().gidIndex()));
+        } catch (RdmaException | RuntimeException e) {
+            closeQuietly(comm);
+            throw e;
+        }
+    }
+
+    private void connectData(InetSocketAddress to, InetSocketAddress from, ConnectionOptions opts)
+            throws IOException, InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            connection = RdmaConnection.resolve(to, from, opts, SETUP_TIMEOUT);
+            setUpOnConnection(); // receives are posted before the peer can send
+            try {
+                connection.connect(new byte[0], SETUP_TIMEOUT);
+                return;
+            } catch (RdmaException e) {
+                for (AutoCloseable c : new AutoCloseable[] {data, ctrl, credit, recv, connection}) {
+                    closeQuietly(c);
+                }
+                connection = null;
+                if (attempt == 10) {
+                    throw new RdmaException("the test's rdma_cm connection to " + to + " failed 10 times: "
+                            + e.getMessage(), e);
+                }
+                Thread.sleep(100);
+            }
         }
     }
 

@@ -70,6 +70,26 @@ class PerftestExchangeTest {
     }
 
     @Test
+    void structKeysAreBigEndianAtPerftestsOffsets() {
+        PerftestKeys k = new PerftestKeys(0, 16, 0x12, 0xc7bbde, 0x398, 0x564d9608e000L, GID, 0);
+        byte[] msg = k.encodeStruct(1);
+        assertEquals(56, msg.length, "sizeof(struct pingpong_dest)");
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(msg);
+        assertEquals(16, b.getInt(4));
+        assertEquals(0x12, b.getInt(8));
+        assertEquals(0xc7bbde, b.getInt(12));
+        assertEquals(0x398, b.getInt(16));
+        assertEquals(0x564d9608e000L, b.getLong(24), "vaddr after 4 bytes of padding");
+        assertArrayEquals(GID, java.util.Arrays.copyOfRange(msg, 32, 48));
+        assertEquals(1, b.getInt(52), "gid_index");
+        PerftestKeys back = PerftestKeys.decodeStruct(msg);
+        assertEquals(0x564d9608e000L, back.vaddr());
+        assertEquals(0x398, back.rkey());
+        assertArrayEquals(GID, back.gid());
+        assertThrows(IllegalArgumentException.class, () -> PerftestKeys.decodeStruct(new byte[16]));
+    }
+
+    @Test
     void gidTypesMustMatch() {
         byte[] linkLocal = HexFormat.of().parseHex("fe800000000000000cffedfffe128531");
         assertTrue(PerftestKeys.sameGidType(GID, GID));
@@ -126,7 +146,7 @@ class PerftestExchangeTest {
         PrintStream quiet = new PrintStream(new ByteArrayOutputStream());
         int finalPort = port;
         CompletableFuture<Object[]> server = CompletableFuture.supplyAsync(() -> {
-            try (PerftestExchange x = PerftestExchange.accept(finalPort, t, quiet)) {
+            try (PerftestExchange x = PerftestTcpExchange.accept(finalPort, t, quiet)) {
                 PerftestExchange.Hello h = x.hello(PerftestWire.VERSION, t);
                 int[] sys = x.sysData(4096, 64, t);
                 int mtu = x.mtu(5, t);
@@ -142,7 +162,7 @@ class PerftestExchangeTest {
         PerftestExchange c = null;
         for (int i = 0; i < 100 && c == null; i++) {
             try {
-                c = PerftestExchange.connect("127.0.0.1", port, t);
+                c = PerftestTcpExchange.connect("127.0.0.1", port, t);
             } catch (IOException e) {
                 Thread.sleep(20); // the server thread is not listening yet
             }
@@ -173,7 +193,7 @@ class PerftestExchangeTest {
                     throw new RuntimeException(e);
                 }
             });
-            try (PerftestExchange x = PerftestExchange.connect("127.0.0.1", ss.getLocalPort(), Duration.ofSeconds(5))) {
+            try (PerftestExchange x = PerftestTcpExchange.connect("127.0.0.1", ss.getLocalPort(), Duration.ofSeconds(5))) {
                 IOException e = assertThrows(IOException.class, () -> x.hello(PerftestWire.VERSION, Duration.ofSeconds(5)));
                 assertTrue(e.getMessage().contains("closed the setup connection after 2 of 16 bytes"), e.getMessage());
             }
