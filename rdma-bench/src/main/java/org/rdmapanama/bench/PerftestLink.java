@@ -323,6 +323,7 @@ final class PerftestLink implements AutoCloseable {
 
     private PerftestExchange commExchange(RdmaConnection comm) throws RdmaException {
         try {
+            checkDevice(comm.context()); // refused before anything is sent, as without -R
             return new PerftestCmExchange(comm, !server, Math.max(0, comm.context().selection().gidIndex()));
         } catch (RdmaException | RuntimeException e) {
             closeQuietly(comm);
