@@ -91,7 +91,7 @@ final class PerftestCommand {
             int[] sizes = o.sizes();
             if (link.warmup()) {
                 warmUp(sizes);
-            } else if (o.warmup() && link.nativePeer && !(link.server && PerftestLink.clientDriven(o.test))) {
+            } else if (o.warmup() && link.nativePeer && !(link.server && PerftestExchange.clientDriven(o.test))) {
                 err.println("warm-up: none: the peer is native perftest, which takes part in every round of "
                         + o.test.command + " and has no unreported ones");
             }

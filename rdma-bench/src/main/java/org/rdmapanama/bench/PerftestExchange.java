@@ -163,6 +163,14 @@ abstract class PerftestExchange implements AutoCloseable {
         };
     }
 
+    /** The tests whose server only waits for the client's end: perftest's read, atomic and RDMA bandwidth tests. */
+    static boolean clientDriven(PerftestOptions.Test test) {
+        return switch (test) {
+            case READ_LAT, ATOMIC_LAT, WRITE_BW, READ_BW -> true;
+            case WRITE_LAT, SEND_LAT, SEND_BW -> false;
+        };
+    }
+
     /** Sends one block, whole. */
     abstract void write(byte[] b) throws IOException;
 

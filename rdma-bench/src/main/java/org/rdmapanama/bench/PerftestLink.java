@@ -38,13 +38,15 @@ import java.util.List;
 
 /**
  * A perftest run's link to its peer: the RC QP, its CQ, the memory region and
- * the pre-built work requests, connected either by a {@link PerftestWire}
- * swap over TCP and our own QP transitions (no {@code -R}: InfiniBand and
- * RoCE) or by rdma_cm with the message as private data ({@code -R}, the only
+ * the pre-built work requests, set up as native perftest 4.5 does, so that
+ * either end may be perftest ({@link PerftestExchange}): over TCP with our own
+ * QP transitions (no {@code -R}: InfiniBand and RoCE), or with a first rdma_cm
+ * connection for the exchange and a second for the test ({@code -R}, the only
  * way for iWARP). The region is {@code [0,S)} source, {@code [S,2S)} where the
- * peer writes or reads, and the {@link PerftestControl} area. The TCP
- * connection stays open, unused, until the end: its closing is how a side
- * learns that its peer died ({@link PerftestPeerWatch}), as perftest's does.
+ * peer writes or reads (S at least perftest's cycle buffer), and the
+ * {@link PerftestControl} area, which only a Java peer uses. The exchange stays
+ * open until the end: perftest's last handshakes travel on it, and a TCP one
+ * closing is how a side learns that its peer died ({@link PerftestPeerWatch}).
  * <p>
  * {@link #connect} fills the fields in order; {@link #close} undoes whatever
  * exists, so a failed set-up is closed like a finished run. One thread.
@@ -162,15 +164,7 @@ final class PerftestLink implements AutoCloseable {
      * up, alone, until its own JIT is idle; the other tests run without a warm-up.
      */
     boolean warmup() {
-        return o.warmup() && (!nativePeer || (!server && clientDriven(o.test)));
-    }
-
-    /** The tests whose server only waits for the client's end: perftest's read, atomic and RDMA bandwidth tests. */
-    static boolean clientDriven(PerftestOptions.Test test) {
-        return switch (test) {
-            case READ_LAT, ATOMIC_LAT, WRITE_BW, READ_BW -> true;
-            case WRITE_LAT, SEND_LAT, SEND_BW -> false;
-        };
+        return o.warmup() && (!nativePeer || (!server && PerftestExchange.clientDriven(o.test)));
     }
 
     private PerftestWire describe(int lid, byte[] gid) {

@@ -52,8 +52,7 @@ class PerftestNativeInteropTest {
 
     static Stream<Case> cases() {
         Stream<Case> roce = Arrays.stream(PerftestOptions.Test.values()).map(t -> new Case(t, Transport.ROCE_V2, false));
-        Stream<Case> roceCm = Stream.of(PerftestOptions.Test.WRITE_LAT, PerftestOptions.Test.SEND_LAT,
-                PerftestOptions.Test.READ_BW).map(t -> new Case(t, Transport.ROCE_V2, true));
+        Stream<Case> roceCm = Arrays.stream(PerftestOptions.Test.values()).map(t -> new Case(t, Transport.ROCE_V2, true));
         Stream<Case> iwarp = Arrays.stream(PerftestOptions.Test.values())
                 .filter(t -> t != PerftestOptions.Test.ATOMIC_LAT && t != PerftestOptions.Test.SEND_BW)
                 .map(t -> new Case(t, Transport.IWARP, true));
@@ -137,7 +136,7 @@ class PerftestNativeInteropTest {
         awaitListening(c, port);
         List<String> java = new ArrayList<>(f);
         // A client whose native server is passive warms up alone (PerftestLink.warmup); the others cannot.
-        java.add(PerftestLink.clientDriven(t) ? "--warmup=2" : "--no-warmup");
+        java.add(PerftestExchange.clientDriven(t) ? "--warmup=2" : "--no-warmup");
         java.add(LabSelection.address(s));
         MainTest.Result r = MainTest.run(java.toArray(String[]::new));
         String nativeOut = RcPingpongInteropTest.finish(server);
@@ -146,7 +145,7 @@ class PerftestNativeInteropTest {
         assertEquals(0, server.exitValue(), nativeOut);
         assertTrue(hasRow(r.out(), t), r.out());
         assertEquals(serverPrintsRow(t), hasRow(nativeOut, t), nativeOut);
-        if (PerftestLink.clientDriven(t)) {
+        if (PerftestExchange.clientDriven(t)) {
             assertTrue(r.err().contains("warm-up: "), r.err());
         }
     }
