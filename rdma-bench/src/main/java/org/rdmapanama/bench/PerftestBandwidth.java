@@ -29,6 +29,9 @@ final class PerftestBandwidth {
     private final SendRequest data;
     private final PerftestWire peer;
     private final long[] tposted;
+    private final boolean nativePeer;
+    /** A client's figures for its last size, for a native server (write_bw, read_bw). */
+    PerftestStats.Bandwidth lastReport;
     /** The receive count of the last credit written: a send_bw server's, kept across sizes and rounds. */
     private long lastCredit;
 
@@ -37,6 +40,7 @@ final class PerftestBandwidth {
         this.done = done;
         this.control = control;
         this.server = link.server;
+        this.nativePeer = link.nativePeer;
         this.needsCredits = !link.ctx.transport().retriesReceiverNotReady();
         this.qp = link.qp;
         this.mr = link.mr;
@@ -50,11 +54,17 @@ final class PerftestBandwidth {
         if (!server) {
             PerftestStats.Bandwidth bw = client(size);
             if (o.test.verb != Verb.SEND) {
-                control.sendReport(bw);
+                if (nativePeer) {
+                    lastReport = bw; // handed over at the end, as perftest's client does (PerftestNativeEnd)
+                } else {
+                    control.sendReport(bw);
+                }
             }
             return bw.row();
         } else if (o.test.verb == Verb.SEND) {
             return sendServer(size).row();
+        } else if (nativePeer) {
+            return null; // perftest's client reports once, at the end: PerftestNativeEnd prints it
         }
         // The client's figures come before the next barrier (RDMA Writes on one QP arrive in order).
         control.barrier(control.phaseTimeout(size));

@@ -89,8 +89,11 @@ final class PerftestCommand {
 
         void runAll() throws IOException {
             int[] sizes = o.sizes();
-            if (o.warmup()) {
+            if (link.warmup()) {
                 warmUp(sizes);
+            } else if (o.warmup() && link.nativePeer && !(link.server && PerftestExchange.clientDriven(o.test))) {
+                err.println("warm-up: none: the peer is native perftest, which takes part in every round of "
+                        + o.test.command + " and has no unreported ones");
             }
             // The column header comes after the warm-up's stderr line, right above its rows, as perftest's.
             boolean rows = PerftestHeader.printsRows(o);
@@ -98,7 +101,12 @@ final class PerftestCommand {
                 out.println(PerftestHeader.columns(o));
             }
             runSizes(sizes);
-            control.barrier(control.phaseTimeout(sizes[sizes.length - 1]));
+            long timeout = control.phaseTimeout(sizes[sizes.length - 1]);
+            if (link.nativePeer) {
+                new PerftestNativeEnd(link, bandwidth, Duration.ofNanos(timeout)).finish(out);
+            } else {
+                control.barrier(timeout);
+            }
             if (rows) {
                 out.println(PerftestStats.RESULT_LINE);
             }
@@ -128,22 +136,33 @@ final class PerftestCommand {
                         jitSeen = jit;
                         jitChangedAt = now;
                     }
-                    more = control.agree(now - jitChangedAt < JIT_QUIET_NANOS, now - start >= max, timeout);
+                    boolean busy = now - jitChangedAt < JIT_QUIET_NANOS, capped = now - start >= max;
+                    // A native peer is passive in these rounds (PerftestLink.warmup): only our JIT decides.
+                    more = link.nativePeer ? busy && !capped : control.agree(busy, capped, timeout);
                 } while (more);
             } finally {
                 out = real;
             }
-            err.printf("warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on both sides, at most %d s)%n",
-                    rounds, (System.nanoTime() - start) / 1e9, JIT_QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds);
+            err.printf("warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on %s, at most %d s)%n",
+                    rounds, (System.nanoTime() - start) / 1e9, JIT_QUIET_NANOS / 1_000_000_000,
+                    link.nativePeer ? "this side; the native server only waits" : "both sides", o.warmupMaxSeconds);
         }
 
         private void runSizes(int[] sizes) throws IOException {
             for (int size : sizes) {
-                // The peer's writes land in [slot, 2 slot); a byte left from the warm-up run
-                // must not look like this run's first write. The peer writes again only after the barrier.
-                link.mem.asSlice(link.slot, link.slot).fill((byte) 0);
                 done.runRecvBase = done.recvs;
-                control.barrier(control.phaseTimeout(size));
+                if (link.nativePeer) {
+                    // perftest's Send tests shake hands before each size (their receives are posted then);
+                    // the other tests run their sizes back to back.
+                    if (o.test.verb == PerftestOptions.Verb.SEND) {
+                        link.exchange.handshake(link.myKeys, Duration.ofNanos(control.phaseTimeout(size)));
+                    }
+                } else {
+                    // The peer's writes land in [slot, 2 slot); a byte left from the warm-up run
+                    // must not look like this run's first write. The peer writes again only after the barrier.
+                    link.mem.asSlice(link.slot, link.slot).fill((byte) 0);
+                    control.barrier(control.phaseTimeout(size));
+                }
                 done.dataDone = 0;
                 String row = switch (o.test) {
                     case WRITE_LAT -> latency.writeLat(size);
@@ -153,6 +172,9 @@ final class PerftestCommand {
                 };
                 if (row != null) {
                     out.println(row);
+                }
+                if (link.nativePeer && o.test == Test.SEND_BW && o.allSizes) {
+                    link.exchange.handshake(link.myKeys, Duration.ofNanos(control.phaseTimeout(size)));
                 }
             }
         }

@@ -48,7 +48,8 @@ final class PerftestHeader {
         if (test.bw) {
             out.println(" CQ Moderation   : " + o.cqMod());
         }
-        out.println(" Mtu             : " + port.activeMtu() + "[B]");
+        // The MTU both sides agreed on in perftest's exchange: the smaller of the two.
+        out.println(" Mtu             : " + (link.mtuBytes > 0 ? link.mtuBytes : port.activeMtu()) + "[B]");
         out.println(" Link type       : " + (port.linkLayer() == LinkLayer.ETHERNET ? "Ethernet" : "IB"));
         if (o.gidIndex != null || o.rdmaCm) {
             out.println(" GID index       : " + link.gidIndex);

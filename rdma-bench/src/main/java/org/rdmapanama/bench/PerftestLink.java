@@ -27,17 +27,10 @@ import org.rdmapanama.cm.RdmaListener;
 import org.rdmapanama.bench.PerftestOptions.Verb;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
-import java.net.StandardSocketOptions;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,13 +38,15 @@ import java.util.List;
 
 /**
  * A perftest run's link to its peer: the RC QP, its CQ, the memory region and
- * the pre-built work requests, connected either by a {@link PerftestWire}
- * swap over TCP and our own QP transitions (no {@code -R}: InfiniBand and
- * RoCE) or by rdma_cm with the message as private data ({@code -R}, the only
+ * the pre-built work requests, set up as native perftest 4.5 does, so that
+ * either end may be perftest ({@link PerftestExchange}): over TCP with our own
+ * QP transitions (no {@code -R}: InfiniBand and RoCE), or with a first rdma_cm
+ * connection for the exchange and a second for the test ({@code -R}, the only
  * way for iWARP). The region is {@code [0,S)} source, {@code [S,2S)} where the
- * peer writes or reads, and the {@link PerftestControl} area. The TCP
- * connection stays open, unused, until the end: its closing is how a side
- * learns that its peer died ({@link PerftestPeerWatch}), as perftest's does.
+ * peer writes or reads (S at least perftest's cycle buffer), and the
+ * {@link PerftestControl} area, which only a Java peer uses. The exchange stays
+ * open until the end: perftest's last handshakes travel on it, and a TCP one
+ * closing is how a side learns that its peer died ({@link PerftestPeerWatch}).
  * <p>
  * {@link #connect} fills the fields in order; {@link #close} undoes whatever
  * exists, so a failed set-up is closed like a finished run. One thread.
@@ -66,15 +61,20 @@ final class PerftestLink implements AutoCloseable {
 
     final PerftestOptions o;
     final boolean server;
-    /** S: the largest message, rounded up to 64. */
-    final int slot;
+    /** S: the largest message, rounded up to 64 (no -R: at least the agreed cycle buffer). */
+    int slot;
     private final PrintStream out;
 
     private DeviceContext ownedContext;
     private RdmaListener listener;
     private RdmaConnection connection;
-    /** The set-up TCP connection (no -R), kept open so that its closing tells that the peer is gone. */
-    private SocketChannel tcp;
+    /** perftest's TCP exchange (no -R), kept open: the end's handshakes, and its closing tells that the peer is gone. */
+    PerftestExchange exchange;
+    /** The peer is native perftest (no -R): no control area, no warm-up vote, perftest's handshakes. */
+    boolean nativePeer;
+    /** Our QP address for each handshake (no -R). */
+    PerftestKeys myKeys;
+    int mtuBytes;
     DeviceContext ctx;
     Selection selection;
     QueuePair qp;
@@ -116,7 +116,7 @@ final class PerftestLink implements AutoCloseable {
 
     /** Watches for the peer going away during the run; after {@link #connect}. */
     PerftestPeerWatch peerWatch() {
-        return new PerftestPeerWatch(tcp, connection, qp);
+        return new PerftestPeerWatch(exchange, connection, qp);
     }
 
     private void checkDevice(DeviceContext c) {
@@ -148,13 +148,23 @@ final class PerftestLink implements AutoCloseable {
             recv.wrId(RECV_ID).sge(mr, slot, slot);
             int sizes = o.sizes().length;
             // The warm-up runs as many rounds as the JIT needs: then the count is open-ended, as with -D.
-            totalRecvs = o.duration != null || o.warmup() ? Long.MAX_VALUE : (long) o.iters * sizes;
+            totalRecvs = o.duration != null || warmup() ? Long.MAX_VALUE : (long) o.iters * sizes;
             long first = Math.min(o.rxDepth(), totalRecvs);
             for (long i = 0; i < first; i++) {
                 qp.postRecv(recv);
             }
             postedRecvs = first;
         }
+    }
+
+    /**
+     * Unreported rounds before the reported run. An rdma-bench peer takes part and votes
+     * (PerftestControl.agree). Native perftest counts every message of its run, so against it only
+     * a client whose server is passive until the end (read_lat, atomic_lat, write_bw, read_bw) warms
+     * up, alone, until its own JIT is idle; the other tests run without a warm-up.
+     */
+    boolean warmup() {
+        return o.warmup() && (!nativePeer || (!server && PerftestExchange.clientDriven(o.test)));
     }
 
     private PerftestWire describe(int lid, byte[] gid) {
@@ -180,70 +190,58 @@ final class PerftestLink implements AutoCloseable {
         Port port = selection.port();
         gidIndex = selection.gidIndex();
         outReads = Math.clamp(Math.min(ctx.capabilities().maxQpRdAtom(), ctx.capabilities().maxQpInitRdAtom()), 1, 16);
+        // perftest's order: versions, system data and MTU before any resource, since they size the buffer.
+        exchange = server ? PerftestTcpExchange.accept(o.port, SETUP_TIMEOUT, out)
+                : PerftestTcpExchange.connect(o.server, o.port, SETUP_TIMEOUT);
+        agree(port.activeMtu());
         ProtectionDomain pd = ctx.allocateProtectionDomain();
         cq = ctx.createCompletionQueue(o.txDepth + o.rxDepth() + 16);
         qp = pd.createQueuePair(QueuePairConfig.rc(cq).withQueueDepth(o.txDepth + 2, o.rxDepth())
                 .withInline(o.inline()).withSignalAll(false));
         qp.toInit(o.ibPort, remoteAccess());
         allocate(pd);
-        byte[] gid = gidIndex >= 0 ? selection.gid().raw() : new byte[16];
-        mine = describe(port.lid(), gid);
-        if (server) {
-            oobServer(port.activeMtu());
-        } else {
-            oobClient(port.activeMtu());
-        }
+        byte[] gid = gidIndex >= 0 ? selection.gid().raw() : null;
+        mine = describe(port.lid(), gid != null ? gid : new byte[16]);
+        handshakes(gid, true);
     }
 
-    private void oobServer(int mtu) throws IOException {
-        int timeout = (int) SETUP_TIMEOUT.toMillis();
-        // Channels, so that the kept connection can be read without blocking during the run.
-        try (ServerSocketChannel ssc = ServerSocketChannel.open()) {
-            ssc.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            ssc.bind(new InetSocketAddress(o.port));
-            ServerSocket ss = ssc.socket();
-            ss.setSoTimeout(timeout);
-            PerftestHeader.waiting(out);
-            Socket s = ss.accept();
-            tcp = s.getChannel(); // closed by close(), after the run
-            s.setSoTimeout(timeout);
-            peer = decode(read(s.getInputStream(), PerftestWire.SIZE, "client"));
-            connectQp(mtu);
-            s.getOutputStream().write(mine.encode());
-            s.getOutputStream().flush();
-            // The client's QP is at RTS once it says so: only then may we write to it.
-            byte[] ready = read(s.getInputStream(), 1, "client");
-            if (ready[0] != 'R') {
-                throw new IllegalArgumentException("client sent 0x" + Integer.toHexString(ready[0] & 0xff)
-                        + " instead of its ready byte");
-            }
-            tcp.configureBlocking(false);
-        } catch (SocketTimeoutException e) {
-            throw new RdmaException("no client connected to TCP port " + o.port + " within "
-                    + SETUP_TIMEOUT.toSeconds() + " s", e);
+    /** perftest's version, system-data and MTU blocks; the buffer's size depends on them. */
+    private void agree(int activeMtuBytes) throws IOException {
+        PerftestExchange.Hello hello = exchange.hello(PerftestWire.VERSION, SETUP_TIMEOUT);
+        nativePeer = !hello.java();
+        if (hello.java() && hello.protocol() != PerftestWire.VERSION) {
+            throw new IllegalArgumentException("the peer is rdma-bench with perftest protocol " + hello.protocol()
+                    + ", this side " + PerftestWire.VERSION + ": run the same rdma-bench on both sides");
         }
+        int[] sys = exchange.sysData(PerftestExchange.CYCLE_BUFFER, PerftestExchange.CACHE_LINE, SETUP_TIMEOUT);
+        // The peer writes and reads anywhere in one cycle buffer (perftest's bandwidth loops step through it).
+        slot = Math.max(slot, sys[0]);
+        mtuBytes = Port.mtuBytes(exchange.mtu(Integer.numberOfTrailingZeros(activeMtuBytes) - 7, SETUP_TIMEOUT));
     }
 
-    private void oobClient(int mtu) throws IOException {
-        int timeout = (int) SETUP_TIMEOUT.toMillis();
-        tcp = SocketChannel.open();
-        try {
-            Socket s = tcp.socket();
-            s.connect(new InetSocketAddress(InetAddress.getByName(o.server), o.port), timeout);
-            s.setSoTimeout(timeout);
-            s.getOutputStream().write(mine.encode());
-            s.getOutputStream().flush();
-            peer = decode(read(s.getInputStream(), PerftestWire.SIZE, "server"));
-            connectQp(mtu);
-            s.getOutputStream().write('R');
-            s.getOutputStream().flush();
-            tcp.configureBlocking(false);
-        } catch (SocketTimeoutException e) {
-            throw new RdmaException("the setup exchange with " + o.server + ":" + o.port + " timed out after "
-                    + SETUP_TIMEOUT.toSeconds() + " s", e);
-        } catch (java.net.ConnectException e) {
-            throw new RdmaException("couldn't connect to " + o.server + ":" + o.port + " (" + e.getMessage()
-                    + "): is the server running?", e);
+    /**
+     * The test's handshakes before its run, after our QP and buffer exist: the first gives the
+     * peer's QP address (and, without -R, lets us connect our QP); the last says that both QPs
+     * are at RTS. A Java peer also checks our parameters first.
+     */
+    private void handshakes(byte[] gid, boolean connectQp) throws IOException {
+        myKeys = new PerftestKeys(mine.lid(), outReads, mine.qpn(), mine.psn(), mine.rkey(), mine.address(), gid, 0);
+        if (!nativePeer) {
+            // Two Java ends also check each other's test, sizes, count and mode: a mismatch is an error, not a hang.
+            decode(exchange.xchg(mine.encode(), SETUP_TIMEOUT));
+        }
+        PerftestKeys pk = exchange.handshake(myKeys, SETUP_TIMEOUT);
+        if (connectQp && !PerftestKeys.sameGidType(gid, pk.gid())) {
+            throw new IllegalArgumentException("Found Incompatibility issue with GID types (one side IPv4-mapped, "
+                    + "the other not). Please Try to use a different IP version.");
+        }
+        peer = new PerftestWire(mine.test(), mine.flags(), pk.lid(), mine.size(), mine.iters(), pk.qpn(), pk.psn(),
+                pk.vaddr(), pk.rkey(), slot + PerftestControl.SIZE, pk.gid() != null ? pk.gid() : new byte[16]);
+        if (connectQp) {
+            connectQp(mtuBytes);
+        }
+        for (int i = 1; i < PerftestExchange.handshakesBeforeRun(o.test); i++) {
+            exchange.handshake(myKeys, SETUP_TIMEOUT);
         }
     }
 
@@ -253,16 +251,13 @@ final class PerftestLink implements AutoCloseable {
         qp.toRts(mine.psn());
     }
 
-    private static byte[] read(InputStream in, int n, String who) throws IOException {
-        byte[] b = new byte[n];
-        int got = in.readNBytes(b, 0, n);
-        if (got != n) {
-            throw new RdmaException("the " + who + " closed the setup connection after " + got + " of " + n
-                    + " bytes (is it rdma-bench with the same subcommand and flags?)");
-        }
-        return b;
-    }
-
+    /**
+     * perftest's {@code -R}: a first rdma_cm connection carries the exchange
+     * ({@link PerftestCmExchange}), then a second one, to the same port, is the
+     * test's, with a handshake on either side of its set-up. perftest's server
+     * listens again for it only after the first of those, so a client retries
+     * as perftest's does (10 times, 100 ms apart).
+     */
     private void connectCm(RdmaConfig config) throws IOException, InterruptedException {
         List<RdmaDevice> devices = RdmaDevices.require();
         int rd = 255; // rdma_conn_param's fields are 8-bit
@@ -275,30 +270,80 @@ final class PerftestLink implements AutoCloseable {
         // A device (or transport) asked for picks the address; otherwise rdma_cm picks by the peer's address.
         boolean pinned = config.device().isPresent() || config.transport().isPresent();
         InetAddress local = pinned ? Selection.select(config, devices).ipAddress() : null;
+        PerftestKeys none = new PerftestKeys(0, 0, 0, 0, 0, 0, null, 0); // perftest's are still zero then
         if (server) {
             InetSocketAddress at = local != null ? new InetSocketAddress(local, o.port) : new InetSocketAddress(o.port);
-            listener = RdmaListener.bind(at, 1, opts);
+            listener = RdmaListener.bind(at, 2, opts);
             PerftestHeader.waiting(out);
-            connection = listener.accept(SETUP_TIMEOUT);
-            if (connection == null) {
-                throw new RdmaException("no client connected through rdma_cm to " + at + " within "
-                        + SETUP_TIMEOUT.toSeconds() + " s");
-            }
+            RdmaConnection comm = accepted(at);
+            exchange = commExchange(comm);
+            comm.accept(new byte[0], SETUP_TIMEOUT);
+            agree(comm);
+            exchange.handshake(none, SETUP_TIMEOUT);
+            connection = accepted(at);
             setUpOnConnection();
-            try {
-                peer = decode(connection.peerPrivateData());
-            } catch (IllegalArgumentException e) {
-                connection.reject(new byte[0]);
-                throw e;
-            }
-            connection.accept(mine.encode(), SETUP_TIMEOUT);
+            connection.accept(new byte[0], SETUP_TIMEOUT);
         } else {
             InetSocketAddress to = new InetSocketAddress(InetAddress.getByName(o.server), o.port);
-            connection = RdmaConnection.resolve(to, local == null ? null : new InetSocketAddress(local, 0), opts,
-                    SETUP_TIMEOUT);
-            setUpOnConnection();
-            connection.connect(mine.encode(), SETUP_TIMEOUT);
-            peer = decode(connection.peerPrivateData());
+            InetSocketAddress from = local == null ? null : new InetSocketAddress(local, 0);
+            RdmaConnection comm = RdmaConnection.resolve(to, from, opts, SETUP_TIMEOUT);
+            exchange = commExchange(comm);
+            comm.connect(new byte[0], SETUP_TIMEOUT);
+            agree(comm);
+            exchange.handshake(none, SETUP_TIMEOUT);
+            connectData(to, from, opts);
+        }
+        exchange.handshake(none, SETUP_TIMEOUT);
+        handshakes(selection.gid() != null ? selection.gid().raw() : null, false);
+    }
+
+    private void agree(RdmaConnection comm) throws IOException {
+        agree(comm.context().selection().port().activeMtu());
+        if (nativePeer && o.test == PerftestOptions.Test.SEND_BW && !comm.context().transport().retriesReceiverNotReady()) {
+            throw new IllegalArgumentException("send_bw against native perftest on " + comm.context().transport().displayName()
+                    + " is not supported: perftest's receive credits there (RDMA Writes to a buffer of its own) are not"
+                    + " implemented; run rdma-bench on both sides");
+        }
+    }
+
+    private RdmaConnection accepted(InetSocketAddress at) throws RdmaException, InterruptedException {
+        RdmaConnection c = listener.accept(SETUP_TIMEOUT);
+        if (c == null) {
+            throw new RdmaException("no client connected through rdma_cm to " + at + " within "
+                    + SETUP_TIMEOUT.toSeconds() + " s");
+        }
+        return c;
+    }
+
+    private PerftestExchange commExchange(RdmaConnection comm) throws RdmaException {
+        try {
+            checkDevice(comm.context()); // refused before anything is sent, as without -R
+            return new PerftestCmExchange(comm, !server, Math.max(0, comm.context().selection().gidIndex()));
+        } catch (RdmaException | RuntimeException e) {
+            closeQuietly(comm);
+            throw e;
+        }
+    }
+
+    private void connectData(InetSocketAddress to, InetSocketAddress from, ConnectionOptions opts)
+            throws IOException, InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            connection = RdmaConnection.resolve(to, from, opts, SETUP_TIMEOUT);
+            setUpOnConnection(); // receives are posted before the peer can send
+            try {
+                connection.connect(new byte[0], SETUP_TIMEOUT);
+                return;
+            } catch (RdmaException e) {
+                for (AutoCloseable c : new AutoCloseable[] {data, ctrl, credit, recv, connection}) {
+                    closeQuietly(c);
+                }
+                connection = null;
+                if (attempt == 10) {
+                    throw new RdmaException("the test's rdma_cm connection to " + to + " failed 10 times: "
+                            + e.getMessage(), e);
+                }
+                Thread.sleep(100);
+            }
         }
     }
 
@@ -333,7 +378,7 @@ final class PerftestLink implements AutoCloseable {
             }
         }
         closeQuietly(connection);
-        closeQuietly(tcp);
+        closeQuietly(exchange);
         closeQuietly(listener);
         closeQuietly(ownedContext);
     }

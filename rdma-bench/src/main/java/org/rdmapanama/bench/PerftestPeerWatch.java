@@ -6,9 +6,6 @@ import org.rdmapanama.cm.CmEventType;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.error.RdmaException;
 
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
 import java.time.Duration;
 
 /**
@@ -28,18 +25,17 @@ final class PerftestPeerWatch {
     static final long INTERVAL_NANOS = Duration.ofMillis(100).toNanos();
     static final long GRACE_NANOS = Duration.ofMillis(300).toNanos();
 
-    private final SocketChannel tcp;
+    private final PerftestExchange tcp;
     private final RdmaConnection cm;
     private final QueuePair qp;
     /** siw's ibv_query_qp leaves the state unset (it reads as RESET): its QP state tells nothing. */
     private final boolean qpStateKnown;
-    private final ByteBuffer one = ByteBuffer.allocate(1);
     private long lastCheck = System.nanoTime();
     private String gone;
     private long goneAt;
 
-    /** tcp: the set-up connection, kept open and non-blocking (no -R); cm: the connection (-R). */
-    PerftestPeerWatch(SocketChannel tcp, RdmaConnection cm, QueuePair qp) {
+    /** tcp: perftest's exchange, kept open (no -R); cm: the connection (-R). */
+    PerftestPeerWatch(PerftestExchange tcp, RdmaConnection cm, QueuePair qp) {
         this.tcp = tcp;
         this.cm = cm;
         this.qp = qp;
@@ -97,15 +93,9 @@ final class PerftestPeerWatch {
 
     private String look() throws RdmaException {
         if (tcp != null) {
-            try {
-                one.clear();
-                int n = tcp.read(one);
-                if (n < 0) {
-                    return "its TCP connection closed";
-                }
-                // Nothing else is sent on it after the set-up: a byte would be a peer of another kind.
-            } catch (IOException e) {
-                return "its TCP connection failed: " + e.getMessage();
+            String why = tcp.peerGone(); // keeps early bytes (a native peer's last handshake) for the exchange
+            if (why != null) {
+                return why;
             }
         }
         if (cm != null) {

@@ -3,10 +3,12 @@ package org.rdmapanama.bench;
 import java.nio.ByteBuffer;
 
 /**
- * The 56-byte setup message two rdma-bench perftest ends exchange: over TCP
- * without {@code -R}, as rdma_cm private data with {@code -R} (56 bytes is
- * the IB CM connect limit). Not perftest's own wire format: only two Java ends
- * talk it. Big-endian:
+ * The 56-byte parameter message two rdma-bench perftest ends exchange: over
+ * TCP right after perftest's own version, system-data and MTU blocks, once
+ * both ends know the other is rdma-bench ({@link PerftestExchange}), and as
+ * rdma_cm private data with {@code -R} (56 bytes is the IB CM connect limit).
+ * Native perftest never sees it: it checks nothing but the version, so against
+ * it a mismatch shows as a stall, which our loops time out. Big-endian:
  * <pre>
  *  0 magic "PT"  2 version  3 test  4 flags  5 reserved(0)  6 lid(16)
  *  8 size(32)   12 iters or duration(32)   16 qpn(32)  20 psn(32)
@@ -19,7 +21,7 @@ record PerftestWire(int test, int flags, int lid, int size, int iters, int qpn, 
                     long length, byte[] gid) {
     static final int SIZE = 56;
     static final short MAGIC = 0x5054; // "PT"
-    static final int VERSION = 2; // 2: warm-up rounds end by a vote (PerftestControl.agree)
+    static final int VERSION = 3; // 2: warm-up rounds end by a vote; 3: after perftest 4.5's TCP exchange
     static final int FLAG_ALL = 1, FLAG_DURATION = 2, FLAG_RDMA_CM = 4, FLAG_FETCH_ADD = 8, FLAG_WARMUP = 16;
 
     static int flagsOf(PerftestOptions o) {

@@ -1,0 +1,229 @@
+package org.rdmapanama.bench;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.rdmapanama.device.AtomicCapability;
+import org.rdmapanama.device.Selection;
+import org.rdmapanama.device.Transport;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * rdma-bench's perftest tests against Debian's native perftest 4.5 (ib_write_lat
+ * etc.), both ways, on the devices selection picks by transport: RoCEv2 over
+ * perftest's TCP exchange and with {@code -R}, iWARP with {@code -R}. Both sides
+ * must exit 0 and print their result lines. The Java side runs in this JVM; the
+ * native one on a vCPU of its own ({@link LabCpu}).
+ */
+@Tag("device")
+class PerftestNativeInteropTest {
+    private static final String N = "200";
+
+    /**
+     * A test on a transport: RoCEv2 over perftest's TCP exchange or with {@code -R}, iWARP with
+     * {@code -R} (its only way). Not run: atomic_lat where the device has no atomics, send_bw on
+     * iWARP (perftest's receive credits there are not implemented; refused, see below).
+     */
+    record Case(PerftestOptions.Test test, Transport transport, boolean rdmaCm) {
+        @Override
+        public String toString() {
+            return test.command + " on " + transport + (rdmaCm ? " -R" : " (TCP exchange)");
+        }
+    }
+
+    static Stream<Case> cases() {
+        Stream<Case> roce = Arrays.stream(PerftestOptions.Test.values()).map(t -> new Case(t, Transport.ROCE_V2, false));
+        Stream<Case> roceCm = Arrays.stream(PerftestOptions.Test.values()).map(t -> new Case(t, Transport.ROCE_V2, true));
+        Stream<Case> iwarp = Arrays.stream(PerftestOptions.Test.values())
+                .filter(t -> t != PerftestOptions.Test.ATOMIC_LAT && t != PerftestOptions.Test.SEND_BW)
+                .map(t -> new Case(t, Transport.IWARP, true));
+        return Stream.of(roce, roceCm, iwarp).flatMap(x -> x);
+    }
+
+    /** Small runs: 2-byte latency messages, 4 KiB bandwidth messages. */
+    private static List<String> flags(Case c, Selection s, int port) {
+        List<String> f = new ArrayList<>(List.of(c.test().command, "-d", s.device().name(), "-n", N,
+                "-p", Integer.toString(port)));
+        f.addAll(c.rdmaCm() ? List.of("-R") : List.of("-x", Integer.toString(s.gidIndex())));
+        if (c.test().bw) {
+            f.addAll(List.of("-s", "4096"));
+        }
+        return f;
+    }
+
+    private static Selection select(Case c) {
+        Selection s = c.transport() == Transport.ROCE_V2 ? RcPingpongInteropTest.roce() : LabSelection.select(c.transport());
+        if (c.test() == PerftestOptions.Test.ATOMIC_LAT) {
+            assumeTrue(s.device().capabilities().atomicCap() != AtomicCapability.NONE,
+                    s.device().name() + " reports atomic_cap NONE");
+        }
+        return s;
+    }
+
+    private static final AtomicInteger PORTS = new AtomicInteger(18800);
+
+    /** A result row: the size, then the iteration count. */
+    private static boolean hasRow(String out, PerftestOptions.Test t) {
+        String size = t.bw ? "4096" : t == PerftestOptions.Test.ATOMIC_LAT ? "8" : "2";
+        return Pattern.compile("(?m)^\\s*" + size + "\\s+" + N + "\\s+\\S+").matcher(out).find();
+    }
+
+    /** perftest's read_lat and atomic_lat servers print no row, only the closing line. */
+    private static boolean serverPrintsRow(PerftestOptions.Test t) {
+        return t.bw || t == PerftestOptions.Test.WRITE_LAT || t == PerftestOptions.Test.SEND_LAT;
+    }
+
+    private static List<String> nativeCommand(PerftestOptions.Test t, List<String> flags, String address) {
+        List<String> cmd = new ArrayList<>(List.of("ib_" + t.command));
+        cmd.addAll(flags.subList(1, flags.size()));
+        if (address != null) {
+            cmd.add(address);
+        }
+        return cmd;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void javaServerNativeClient(Case c) throws Exception {
+        PerftestOptions.Test t = c.test();
+        Selection s = select(c);
+        int port = PORTS.getAndIncrement();
+        List<String> f = flags(c, s, port);
+        List<String> java = new ArrayList<>(f);
+        java.add("--no-warmup");
+        CompletableFuture<MainTest.Result> server = CompletableFuture.supplyAsync(
+                () -> MainTest.run(java.toArray(String[]::new)));
+        awaitListening(c, port);
+        Process client = RcPingpongInteropTest.nativeTool(
+                nativeCommand(t, f, LabSelection.address(s)).toArray(String[]::new));
+        String nativeOut = RcPingpongInteropTest.finish(client);
+        MainTest.Result r = server.get(120, TimeUnit.SECONDS);
+        System.out.println(t.command + ": java server:\n" + r.out() + r.err() + "native client:\n" + nativeOut);
+        assertEquals(0, r.status(), r.err());
+        assertEquals(0, client.exitValue(), nativeOut);
+        assertTrue(hasRow(nativeOut, t), nativeOut);
+        assertEquals(serverPrintsRow(t), hasRow(r.out(), t), r.out());
+        assertTrue(r.out().strip().endsWith(PerftestStats.RESULT_LINE.strip()), r.out());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void nativeServerJavaClient(Case c) throws Exception {
+        PerftestOptions.Test t = c.test();
+        Selection s = select(c);
+        int port = PORTS.getAndIncrement();
+        List<String> f = flags(c, s, port);
+        Process server = RcPingpongInteropTest.nativeTool(nativeCommand(t, f, null).toArray(String[]::new));
+        awaitListening(c, port);
+        List<String> java = new ArrayList<>(f);
+        // A client whose native server is passive warms up alone (PerftestLink.warmup); the others cannot.
+        java.add(PerftestExchange.clientDriven(t) ? "--warmup=2" : "--no-warmup");
+        java.add(LabSelection.address(s));
+        MainTest.Result r = MainTest.run(java.toArray(String[]::new));
+        String nativeOut = RcPingpongInteropTest.finish(server);
+        System.out.println(t.command + ": native server:\n" + nativeOut + "java client:\n" + r.out() + r.err());
+        assertEquals(0, r.status(), r.err());
+        assertEquals(0, server.exitValue(), nativeOut);
+        assertTrue(hasRow(r.out(), t), r.out());
+        assertEquals(serverPrintsRow(t), hasRow(nativeOut, t), nativeOut);
+        if (PerftestExchange.clientDriven(t)) {
+            assertTrue(r.err().contains("warm-up: "), r.err());
+        }
+    }
+
+    /**
+     * A TCP listener shows in /proc/net/tcp; an rdma_cm one on iWARP too (siw listens on TCP),
+     * on RoCE only in {@code rdma res show cm_id}, so there the wait is for the server's banner
+     * plus a moment (the Java server's banner comes right before its listen).
+     */
+    private static void awaitListening(Case c, int port) throws Exception {
+        if (c.rdmaCm() && c.transport() != Transport.IWARP) {
+            for (int i = 0; i < 600; i++) {
+                Process p = new ProcessBuilder("rdma", "res", "show", "cm_id").redirectErrorStream(true).start();
+                String out = new String(p.getInputStream().readAllBytes());
+                p.waitFor();
+                if (out.contains("LISTEN") && out.contains(":" + port + " ")) {
+                    return;
+                }
+                Thread.sleep(100);
+            }
+            throw new AssertionError("no rdma_cm listener on port " + port);
+        }
+        RcPingpongInteropTest.awaitListening(port);
+    }
+
+    @Test
+    void sendBwAgainstNativeOnIwarpIsRefusedNotHung() throws Exception {
+        Selection s = LabSelection.select(Transport.IWARP);
+        Case c = new Case(PerftestOptions.Test.SEND_BW, Transport.IWARP, true);
+        int port = PORTS.getAndIncrement();
+        List<String> f = flags(c, s, port);
+        CompletableFuture<MainTest.Result> server = CompletableFuture.supplyAsync(
+                () -> MainTest.run(f.toArray(String[]::new)));
+        awaitListening(c, port);
+        Process client = RcPingpongInteropTest.nativeTool(
+                nativeCommand(PerftestOptions.Test.SEND_BW, f, LabSelection.address(s)).toArray(String[]::new));
+        MainTest.Result r = server.get(120, TimeUnit.SECONDS);
+        if (!client.waitFor(60, TimeUnit.SECONDS)) {
+            client.destroyForcibly();
+        }
+        assertEquals(1, r.status(), r.out() + r.err());
+        assertTrue(r.err().contains("send_bw against native perftest on iWARP is not supported"), r.err());
+    }
+
+    @Test
+    void anOldPeerGetsPerftestsComplaintNotAHang() throws Exception {
+        Selection s = RcPingpongInteropTest.roce();
+        String addr = LabSelection.address(s);
+        try (ServerSocket fake = new ServerSocket(18790, 1, InetAddress.getByName(addr))) {
+            CompletableFuture.runAsync(() -> {
+                try (Socket peer = fake.accept(); OutputStream out = peer.getOutputStream()) {
+                    peer.getInputStream().readNBytes(16);
+                    out.write(new byte[] {'5', '.', '6', '0', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+                    peer.getInputStream().readNBytes(16); // until the client hangs up
+                } catch (IOException ignored) {
+                    // the client's error is what is tested
+                }
+            });
+            MainTest.Result r = MainTest.run("write_lat", "-d", s.device().name(), "-x", Integer.toString(s.gidIndex()),
+                    "-n", "10", "-p", "18790", addr);
+            assertEquals(1, r.status(), r.out() + r.err());
+            assertTrue(r.err().contains("not compatible with versions older than 5.70"), r.err());
+            assertFalse(r.err().contains("Exception"), r.err());
+        }
+    }
+
+    @Test
+    void aMismatchedJavaPeerIsAOneLineError() throws Exception {
+        Selection s = RcPingpongInteropTest.roce();
+        String dev = s.device().name(), gid = Integer.toString(s.gidIndex());
+        CompletableFuture<MainTest.Result> server = CompletableFuture.supplyAsync(
+                () -> MainTest.run("write_lat", "-d", dev, "-x", gid, "-n", "10", "-p", "18791", "--no-warmup"));
+        RcPingpongInteropTest.awaitListening(18791);
+        MainTest.Result c = MainTest.run("write_lat", "-d", dev, "-x", gid, "-n", "20", "-p", "18791", "--no-warmup",
+                LabSelection.address(s));
+        MainTest.Result r = server.get(120, TimeUnit.SECONDS);
+        assertEquals(1, c.status(), c.out() + c.err());
+        assertEquals(1, r.status(), r.out() + r.err());
+        assertTrue(c.err().contains("iteration count is 10, here 20"), c.err());
+    }
+}
