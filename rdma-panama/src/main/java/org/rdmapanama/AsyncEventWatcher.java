@@ -196,7 +196,9 @@ final class AsyncEventWatcher {
                 logEvent(type, "port " + ibv_async_event.element.port_num(element));
             }
             default -> {
-                portEvents++;
+                if (type == AsyncEventType.DEVICE_FATAL || type == AsyncEventType.UNKNOWN) { // unknown: assume the worst
+                    portEvents++;
+                }
                 logEvent(type, "the device");
             }
         }

@@ -186,11 +186,13 @@ public final class DeviceContext extends NativeResource {
      * librdmacm opens one context per device and hands it to every cm_id, so
      * each connection would describe the same device again: a device query,
      * the GID table and each port, a good part of a connection's set-up under
-     * emulation. A description is reused while the context's event watcher
-     * has read no port or device event since it was taken: the kernel reports
-     * a GID table that follows an address change (IBV_EVENT_GID_CHANGE), a
-     * port going up or down, a LID change. A context seen for the first time
-     * has no watcher yet, so its first two connections describe it.
+     * emulation. The capabilities and GIDs are reused while the context's
+     * event watcher has read no port or device event since they were taken
+     * (the kernel reports a GID table that follows an address change,
+     * IBV_EVENT_GID_CHANGE, and a port going up or down); the ports' state,
+     * LID and MTUs are queried on every borrow, since an MTU change raises no
+     * event. A context seen for the first time has no watcher yet, so its first
+     * two connections describe it whole. One entry per context ever borrowed.
      */
     private static final java.util.concurrent.ConcurrentHashMap<Long, Described> BORROWED =
             new java.util.concurrent.ConcurrentHashMap<>();
@@ -201,7 +203,7 @@ public final class DeviceContext extends NativeResource {
         long events = watcher == null ? -1 : watcher.portEvents(); // read before describing: a later event invalidates
         Described d = BORROWED.get(ctx.address());
         if (d != null && watcher != null && d.watcher() == watcher && d.device() == device && d.portEvents() == events) {
-            return d.info();
+            return RdmaDevices.withPortsQueried(d.info(), ctx);
         }
         RdmaDevice info = RdmaDevices.describe(ctx);
         BORROWED.put(ctx.address(), new Described(device, info, watcher, events));

@@ -14,6 +14,8 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -24,9 +26,10 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Connections borrow librdmacm's one context per device: its description is
- * reused from connection to connection until the device reports a port event,
- * such as the GID change that follows a new address on a RoCE interface.
+ * Connections borrow librdmacm's one context per device: its capabilities
+ * and GIDs are reused from connection to connection until the device reports
+ * a port event, such as the GID change that follows a new address on a RoCE
+ * interface; the ports' state and MTU are queried each time.
  */
 @Tag("device")
 class BorrowedContextTest {
@@ -47,7 +50,9 @@ class BorrowedContextTest {
         RdmaDevice second = deviceOfAConnectionTo(at);
         RdmaDevice third = deviceOfAConnectionTo(at);
         assertEquals(t, second.transport());
-        assertSame(second, third, "a connection described its unchanged device again");
+        assertSame(second.capabilities(), third.capabilities(), "a connection queried its unchanged device again");
+        assertSame(second.ports().get(0).gids(), third.ports().get(0).gids(), "a connection read the unchanged GIDs again");
+        assertEquals(second, third);
     }
 
     @Test
@@ -65,15 +70,39 @@ class BorrowedContextTest {
         try {
             RdmaDevice after = null;
             // The kernel's GID_CHANGE reaches the watcher thread shortly after the address.
-            for (int i = 0; i < 100 && (after == null || after == before); i++) {
+            for (int i = 0; i < 100 && (after == null || after.ports().get(0).gids() == before.ports().get(0).gids()); i++) {
                 Thread.sleep(100);
                 after = deviceOfAConnectionTo(at);
             }
-            assertNotSame(before, after, "no new description after the GID table changed");
+            assertNotSame(before.ports().get(0).gids(), after.ports().get(0).gids(), "no new GIDs after the GID table changed");
             List<String> gids = after.ports().get(0).gids().stream().map(Gid::toString).toList();
             assertTrue(gids.stream().anyMatch(g -> g.contains("::ffff:" + extra)), gids.toString());
         } finally {
             run("ip", "addr", "del", extra + "/32", "dev", netdev);
+        }
+    }
+
+    /** An MTU change raises no event: the port's MTU is read at every borrow. */
+    @Test
+    void anMtuChangeOnTheRoceInterfaceIsSeenByTheNextConnection() throws Exception {
+        InetAddress addr = CmConnectionTest.addressOf(Transport.ROCE_V2);
+        InetSocketAddress at = new InetSocketAddress(addr, 7399);
+        deviceOfAConnectionTo(at);
+        RdmaDevice before = deviceOfAConnectionTo(at);
+        String[] line = run("ip", "-o", "-4", "addr", "show", "to", addr.getHostAddress() + "/32").strip().split("\\s+");
+        String netdev = line[1];
+        String mtu = Files.readString(Path.of("/sys/class/net", netdev, "mtu")).strip();
+        // rxe's active MTU is the largest IB MTU that fits the interface's: 1500 gives 1024, 9000 gives 4096.
+        String other = Integer.parseInt(mtu) >= 4200 ? "1500" : "9000";
+        run("ip", "link", "set", netdev, "mtu", other);
+        try {
+            RdmaDevice after = deviceOfAConnectionTo(at);
+            assertSame(before.capabilities(), after.capabilities()); // still the reused description
+            assertTrue(after.ports().get(0).activeMtu() != before.ports().get(0).activeMtu(),
+                    "active MTU " + after.ports().get(0).activeMtu() + " after the interface's MTU went from " + mtu
+                            + " to " + other);
+        } finally {
+            run("ip", "link", "set", netdev, "mtu", mtu);
         }
     }
 

@@ -64,6 +64,26 @@ public final class RdmaDevices {
         return devices;
     }
 
+    /**
+     * {@code known} with each port's state, LID and MTUs queried anew
+     * ({@code ibv_query_port}, one call a port); its capabilities, GIDs and
+     * transport kept. For a description that is reused while the device
+     * reports no event: an MTU change on the interface, for one, raises none.
+     */
+    public static RdmaDevice withPortsQueried(RdmaDevice known, MemorySegment ibvContext) throws RdmaException {
+        try (Arena arena = Arena.ofConfined()) {
+            List<Port> ports = new ArrayList<>(known.ports().size());
+            for (Port p : known.ports()) {
+                MemorySegment a = DeviceQuery.queryPort(arena, ibvContext, p.number(), known.name());
+                ports.add(new Port(p.number(), PortState.of(ibv_port_attr.state(a)), p.linkLayer(), p.transport(),
+                        Short.toUnsignedInt(ibv_port_attr.lid(a)), Port.mtuBytes(ibv_port_attr.active_mtu(a)),
+                        Port.mtuBytes(ibv_port_attr.max_mtu(a)), ibv_port_attr.gid_tbl_len(a), p.gids()));
+            }
+            return new RdmaDevice(known.name(), known.nodeGuid(), known.nodeType(), known.transport(),
+                    known.capabilities(), List.copyOf(ports));
+        }
+    }
+
     private static RdmaDevice of(RawDevice d) {
         List<Port> ports = new ArrayList<>();
         for (RawPort p : d.ports()) {

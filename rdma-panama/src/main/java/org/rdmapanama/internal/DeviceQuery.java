@@ -115,6 +115,13 @@ public final class DeviceQuery {
         }
     }
 
+    /** One port's {@code struct ibv_port_attr}, queried now through an open context, allocated in {@code arena}. */
+    public static MemorySegment queryPort(Arena arena, MemorySegment context, int port, String name) throws RdmaException {
+        MemorySegment attr = arena.allocate(ibv_port_attr.layout());
+        Verbs.queryPort(context.reinterpret(ibv_context.sizeof()), port, attr, name);
+        return attr;
+    }
+
     private record PortGid(int port, RawGid gid) {}
 
     /** All valid GIDs with their types, through {@code ibv_query_gid_table}. */
