@@ -14,7 +14,6 @@ import org.rdmapanama.error.RdmaException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
@@ -110,7 +109,7 @@ final class ScaleSessions {
     record Batch(long start, long connected, long data, long closed, long[] resolve, long[] connect) {}
 
     static int client(InetSocketAddress at, int count, int window, int batches, PrintStream out) throws Exception {
-        Instant exec = ProcessHandle.current().info().startInstant().orElse(null);
+
         try (CompletionBatch cb = new CompletionBatch(1)) {
             for (int b = 1; b <= batches; b++) {
                 Cpu cpu = Cpu.now();
@@ -125,9 +124,8 @@ final class ScaleSessions {
                         (t.closed() - t.data()) / 1e9, secs, count / secs);
                 out.printf("scale client: per connection, resolve (address, route, PD, CQ, QP) %s; connect %s; %s%n",
                         ScaleCommand.spread(t.resolve()), ScaleCommand.spread(t.connect()), used);
-                if (b == 1 && exec != null) {
-                    // Wall clock against the process's start: the exec of the launcher, JVM start-up included.
-                    double sinceExec = Duration.between(exec, Instant.now()).toNanos() / 1e9;
+                double sinceExec = b == 1 ? secondsSinceExec() : -1;
+                if (sinceExec > 0) {
                     out.printf("scale client: cold: from the process's exec to the last close of batch 1 %.3f s, "
                             + "%.1f connections/s%n", sinceExec, count / sinceExec);
                 }
@@ -160,6 +158,23 @@ final class ScaleSessions {
             String compiling = jit < 0 || n.jit < 0 ? "" : String.format(" (JIT %.2f s)", (n.jit - jit) / 100.0);
             return String.format("CPU user %.2f s%s, system %.2f s", (n.user - user) / 100.0, compiling,
                     (n.system - system) / 100.0);
+        }
+    }
+
+    /**
+     * Seconds since this process was exec'ed (the launcher's exec: JVM
+     * start-up included), to 10 ms: the uptime now less the process's start
+     * in clock ticks since boot (USER_HZ = 100), both from /proc; -1 if unknown.
+     * (ProcessHandle's start instant has whole seconds only.)
+     */
+    static double secondsSinceExec() {
+        try {
+            double uptime = Double.parseDouble(java.nio.file.Files.readString(java.nio.file.Path.of("/proc/uptime")).split(" ")[0]);
+            String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/stat"));
+            long startTicks = Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19]);
+            return uptime - startTicks / 100.0;
+        } catch (java.io.IOException | RuntimeException e) {
+            return -1;
         }
     }
 
@@ -223,6 +238,10 @@ final class ScaleSessions {
         CompletableFuture<Object> done = (CompletableFuture<Object>) opened[i];
         long t0 = System.nanoTime();
         RdmaConnection.resolveAsync(at, null, ScaleCommand.OPTIONS, T).thenCompose(c -> {
+            if (done.isDone()) { // the batch failed and was cleaned up meanwhile: nobody else closes this one
+                closeAll(new RdmaConnection[] {c});
+                return CompletableFuture.failedFuture(new java.util.concurrent.CancellationException());
+            }
             conns[i] = c;
             resolve[i] = System.nanoTime() - t0;
             try {
@@ -238,7 +257,10 @@ final class ScaleSessions {
                 done.completeExceptionally(new RdmaException("connection " + i + ": " + why.getMessage(), why));
             } else {
                 connect[i] = System.nanoTime() - t0 - resolve[i];
-                done.complete(c);
+                if (!done.complete(c)) { // cancelled: the batch failed; open no more
+                    closeAll(new RdmaConnection[] {c});
+                    return;
+                }
                 openNext(at, next, count, conns, mrs, opened, resolve, connect);
             }
         });
