@@ -57,14 +57,10 @@ class BorrowedContextTest {
 
     @Test
     void aGidChangeOnTheRoceInterfaceMakesTheNextConnectionSeeTheNewGid() throws Exception {
-        InetAddress addr = CmConnectionTest.addressOf(Transport.ROCE_V2);
-        InetSocketAddress at = new InetSocketAddress(addr, 7399);
+        InetSocketAddress at = new InetSocketAddress(CmConnectionTest.addressOf(Transport.ROCE_V2), 7399);
         deviceOfAConnectionTo(at);
         RdmaDevice before = deviceOfAConnectionTo(at);
-        // "4: dummy0    inet 10.77.0.1/24 ...": the interface that carries the device's address.
-        String[] line = run("ip", "-o", "-4", "addr", "show", "to", addr.getHostAddress() + "/32").strip().split("\\s+");
-        String netdev = line.length > 1 ? line[1] : "";
-        assertTrue(!netdev.isEmpty(), "no interface carries " + addr);
+        String netdev = interfaceOf(at.getAddress());
         String extra = "10.77.250.9"; // inside the guest only, and removed again
         run("ip", "addr", "add", extra + "/32", "dev", netdev);
         try {
@@ -85,12 +81,10 @@ class BorrowedContextTest {
     /** An MTU change raises no event: the port's MTU is read at every borrow. */
     @Test
     void anMtuChangeOnTheRoceInterfaceIsSeenByTheNextConnection() throws Exception {
-        InetAddress addr = CmConnectionTest.addressOf(Transport.ROCE_V2);
-        InetSocketAddress at = new InetSocketAddress(addr, 7399);
+        InetSocketAddress at = new InetSocketAddress(CmConnectionTest.addressOf(Transport.ROCE_V2), 7399);
         deviceOfAConnectionTo(at);
         RdmaDevice before = deviceOfAConnectionTo(at);
-        String[] line = run("ip", "-o", "-4", "addr", "show", "to", addr.getHostAddress() + "/32").strip().split("\\s+");
-        String netdev = line[1];
+        String netdev = interfaceOf(at.getAddress());
         String mtu = Files.readString(Path.of("/sys/class/net", netdev, "mtu")).strip();
         // rxe's active MTU is the largest IB MTU that fits the interface's: 1500 gives 1024, 9000 gives 4096.
         String other = Integer.parseInt(mtu) >= 4200 ? "1500" : "9000";
@@ -104,6 +98,13 @@ class BorrowedContextTest {
         } finally {
             run("ip", "link", "set", netdev, "mtu", mtu);
         }
+    }
+
+    /** The interface that carries {@code addr}, from "4: dummy0    inet 10.77.0.1/24 ...". */
+    private static String interfaceOf(InetAddress addr) throws IOException, InterruptedException {
+        String[] line = run("ip", "-o", "-4", "addr", "show", "to", addr.getHostAddress() + "/32").strip().split("\\s+");
+        assertTrue(line.length > 1, "no interface carries " + addr);
+        return line[1];
     }
 
     private static String run(String... cmd) throws IOException, InterruptedException {
