@@ -38,7 +38,7 @@ final class ScaleSessions {
     private ScaleSessions() {}
 
     /** The client tags each connection's data with its number: a mix-up between QPs shows at the server. */
-    static final long TAG = 0x5ca1e00000000000L;
+    private static final long TAG = ScaleCommand.TAG;
     private static final Duration T = ScaleCommand.T;
 
     static int server(InetSocketAddress at, int count, int batches, PrintStream out) throws Exception {
@@ -142,8 +142,7 @@ final class ScaleSessions {
     record Cpu(long user, long system, long jit) {
         static Cpu now() {
             try {
-                String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/stat"));
-                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                String[] f = selfStat();
                 return new Cpu(Long.parseLong(f[11]), Long.parseLong(f[12]), JitActivity.compilerThreadTicks());
             } catch (java.io.IOException | RuntimeException e) {
                 return new Cpu(-1, -1, -1);
@@ -170,12 +169,17 @@ final class ScaleSessions {
     static double secondsSinceExec() {
         try {
             double uptime = Double.parseDouble(java.nio.file.Files.readString(java.nio.file.Path.of("/proc/uptime")).split(" ")[0]);
-            String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/stat"));
-            long startTicks = Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19]);
+            long startTicks = Long.parseLong(selfStat()[19]);
             return uptime - startTicks / 100.0;
         } catch (java.io.IOException | RuntimeException e) {
             return -1;
         }
+    }
+
+    /** /proc/self/stat's fields after the command name: index 0 is field 3 (state), so field N is N - 3. */
+    private static String[] selfStat() throws java.io.IOException {
+        String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/stat"));
+        return stat.substring(stat.lastIndexOf(')') + 2).split(" "); // the name may hold spaces and parentheses
     }
 
     /** N connections, {@code window} being set up at a time; one Write and one Send each; all closed. */
