@@ -12,7 +12,9 @@ public record Metric(String name, String unit, boolean lowerIsBetter, String des
             case "cold_rate" -> new Metric(name, unit, false, "sessions, cold (from exec)");
             case "warm_rate" -> new Metric(name, unit, false, "sessions, warm (JVM's last batch)");
             case "connect_rate" -> new Metric(name, unit, false, "connection set-up");
-            default -> throw new IllegalArgumentException("unknown metric '" + name + "' (known: t_typical, bw_average, session_rate, cold_rate, warm_rate, connect_rate)");
+            case "setup_ms" -> new Metric(name, unit, true, "rdma_cm set-up of one connection (resolve to established)");
+            default -> throw new IllegalArgumentException("unknown metric '" + name
+                    + "' (known: t_typical, bw_average, session_rate, cold_rate, warm_rate, connect_rate, setup_ms)");
         };
     }
 

@@ -18,8 +18,8 @@ import java.util.List;
 
 /**
  * {@code rdma-bench report [--kind=KIND] DIR}: the statistics and the plot of every bench runner
- * (scripts/bench-vs-perftest, scripts/scale-vs-ucmatose, scripts/jmh-vs-c) from the raw files it
- * left in DIR. Prints the table and writes DIR/summary.txt, DIR/summary.csv and, for the
+ * (scripts/bench-vs-perftest, scripts/scale-vs-ucmatose, scripts/transport-shootout, scripts/jmh-vs-c)
+ * from the raw files it left in DIR. Prints the table and writes DIR/summary.txt, DIR/summary.csv and, for the
  * side-by-side runners, DIR/plot.png. Exit status 0, 1 when DIR holds nothing to report, 2 for
  * bad usage.
  */
@@ -30,7 +30,7 @@ public final class ReportCommand {
     public static final int FAILED = 1;
     public static final int USAGE = 2;
 
-    public enum Kind { AUTO, PERFTEST, SCALE, JMH }
+    public enum Kind { AUTO, PERFTEST, SCALE, SHOOTOUT, JMH }
 
     public static int run(String[] args, PrintStream out, PrintStream err) {
         // Built without annotations: picocli's reflection would need this package opened to it.
@@ -40,7 +40,8 @@ public final class ReportCommand {
                 "Writes DIR/summary.txt, DIR/summary.csv and (perftest, scale) DIR/plot.png.");
         spec.addOption(OptionSpec.builder("-h", "--help").usageHelp(true).description("show this help").build());
         spec.addOption(OptionSpec.builder("--kind").paramLabel("KIND").type(Kind.class).defaultValue("auto")
-                .description("auto, perftest (bench-vs-perftest), scale (scale-vs-ucmatose) or jmh (jmh-vs-c);",
+                .description("auto, perftest (bench-vs-perftest), scale (scale-vs-ucmatose), shootout",
+                        "(transport-shootout) or jmh (jmh-vs-c);",
                         "auto (default) goes by DIR/raw.csv's header, else DIR/jmh.csv")
                 .build());
         spec.addPositional(PositionalParamSpec.builder().paramLabel("DIR").type(Path.class).arity("1").required(true)
@@ -74,9 +75,10 @@ public final class ReportCommand {
         Path raw = dir.resolve("raw.csv");
         if (Files.exists(raw)) {
             List<String> header = Csv.read(raw).header();
+            if (header.containsAll(Shootout.COLUMNS)) return Kind.SHOOTOUT;
             if (header.containsAll(SideBySide.Kind.PERFTEST.keyColumns)) return Kind.PERFTEST;
             if (header.containsAll(SideBySide.Kind.SCALE.keyColumns)) return Kind.SCALE;
-            throw new IOException(raw + ": neither bench-vs-perftest's nor scale-vs-ucmatose's columns (header: "
+            throw new IOException(raw + ": not the columns of bench-vs-perftest, scale-vs-ucmatose or transport-shootout (header: "
                     + String.join(",", header) + ")");
         }
         if (Files.exists(dir.resolve("jmh.csv"))) return Kind.JMH;
@@ -90,12 +92,15 @@ public final class ReportCommand {
             Files.writeString(dir.resolve("summary.csv"), JmhTable.csv(rows));
             return OK;
         }
+        String date = LocalDate.now(ZoneOffset.UTC).toString();
+        if (kind == Kind.SHOOTOUT) {
+            return shootout(dir, date, out, err);
+        }
         SideBySide.Kind k = kind == Kind.PERFTEST ? SideBySide.Kind.PERFTEST : SideBySide.Kind.SCALE;
         SideBySide.Loaded loaded = SideBySide.load(k, Csv.read(dir.resolve("raw.csv")));
         if (loaded.skipped() > 0) {
             err.println("report: " + loaded.skipped() + " run(s) without a number (inf, empty) skipped");
         }
-        String date = LocalDate.now(ZoneOffset.UTC).toString();
         write(dir.resolve("summary.txt"), SideBySide.table(k, loaded.rows(), date, Runtime.getRuntime().availableProcessors()), out);
         Files.writeString(dir.resolve("summary.csv"), SideBySide.csv(k, loaded.rows()));
         if (loaded.rows().isEmpty()) {
@@ -104,6 +109,20 @@ public final class ReportCommand {
         }
         Path png = dir.resolve("plot.png");
         Plot.write(png, k.plotTitle, k.nativeName, k.javaName, loaded.rows());
+        err.println("report: plot in " + png);
+        return OK;
+    }
+
+    private static int shootout(Path dir, String date, PrintStream out, PrintStream err) throws IOException {
+        Shootout.Loaded l = Shootout.load(Csv.read(dir.resolve("raw.csv")));
+        write(dir.resolve("summary.txt"), Shootout.table(l, date, Runtime.getRuntime().availableProcessors()), out);
+        Files.writeString(dir.resolve("summary.csv"), Shootout.csv(l));
+        if (l.cells().stream().allMatch(c -> c.stats() == null)) {
+            err.println("rdma-bench report: " + dir.resolve("raw.csv") + " has no completed run: no plot");
+            return FAILED;
+        }
+        Path png = dir.resolve("plot.png");
+        ShootoutPlot.write(png, l);
         err.println("report: plot in " + png);
         return OK;
     }

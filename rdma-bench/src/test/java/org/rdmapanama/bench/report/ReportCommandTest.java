@@ -161,7 +161,7 @@ class ReportCommandTest {
         write(dir.resolve("raw.csv"), "a,b,c", "1,2,3");
         r = run(dir.toString());
         assertEquals(1, r.status());
-        assertTrue(r.err().contains("raw.csv: neither bench-vs-perftest's nor scale-vs-ucmatose's columns"), r.err());
+        assertTrue(r.err().contains("raw.csv: not the columns of bench-vs-perftest, scale-vs-ucmatose or transport-shootout"), r.err());
 
         // Told the kind, it names the missing column.
         r = run("--kind=perftest", dir.toString());
