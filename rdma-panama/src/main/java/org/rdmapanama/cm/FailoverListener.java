@@ -78,9 +78,9 @@ public final class FailoverListener implements AutoCloseable {
                     + " give the address of a " + t.displayName() + " device's interface");
         }
         if (d.get().transport() != t) {
-            throw new IllegalArgumentException(l.address().getAddress().getHostAddress() + " belongs to "
-                    + d.get().name() + ", a " + d.get().transport().displayName() + " device, not "
-                    + t.displayName());
+            throw new IllegalArgumentException("cannot listen for " + t.displayName() + " on "
+                    + l.address().getAddress().getHostAddress() + ": it belongs to " + d.get().name() + " ("
+                    + d.get().transport().displayName() + ")");
         }
     }
 

@@ -180,8 +180,8 @@ public final class TransportFailover {
             Transport actual = c.context().transport();
             if (actual != r.transport()) {
                 TransportFailure wrong = new TransportFailure(TransportFailure.Reason.WRONG_TRANSPORT,
-                        r.remote().getAddress().getHostAddress() + " is reached through " + device + ", a "
-                                + actual.displayName() + " device");
+                        r.remote().getAddress().getHostAddress() + " is reached through " + device + " ("
+                                + actual.displayName() + ")");
                 report(failedAttempt(n, r, device, t0, wrong));
                 throw new IllegalArgumentException("route " + (i + 1) + " (" + r + ") does not lead to a "
                         + r.transport().displayName() + " device: " + wrong.detail() + " (rdma_cm picks the device"

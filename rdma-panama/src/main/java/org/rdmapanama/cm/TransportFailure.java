@@ -111,7 +111,10 @@ public record TransportFailure(Reason reason, String detail, WcStatus status) {
             case COMPLETION_ERROR -> switch (status) {
                 case RETRY_EXC_ERR, RNR_RETRY_EXC_ERR, RESP_TIMEOUT_ERR, FATAL_ERR, GENERAL_ERR,
                      // Flushed: the QP is in ERR already, for a reason another completion or event carried.
-                     WR_FLUSH_ERR -> true;
+                     WR_FLUSH_ERR,
+                     // rxe's word for a packet it could not send (its interface down, no route); a malformed
+                     // work request says the same, but the runtime refuses those before they are posted.
+                     LOC_QP_OP_ERR -> true;
                 default -> false;
             };
             default -> true;

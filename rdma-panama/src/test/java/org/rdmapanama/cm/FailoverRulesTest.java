@@ -60,6 +60,7 @@ class FailoverRulesTest {
     void onlyTransportErrorsMayMoveAConnection() {
         assertTrue(TransportFailure.completion(WcStatus.RETRY_EXC_ERR).isTransportError());
         assertTrue(TransportFailure.completion(WcStatus.RNR_RETRY_EXC_ERR).isTransportError());
+        assertTrue(TransportFailure.completion(WcStatus.LOC_QP_OP_ERR).isTransportError()); // rxe, interface down
         assertTrue(TransportFailure.event(CmEventType.DISCONNECTED).isTransportError());
         assertTrue(TransportFailure.asyncEvent(AsyncEventType.QP_FATAL).isTransportError());
         // The request itself is wrong: another transport would refuse it the same way.
