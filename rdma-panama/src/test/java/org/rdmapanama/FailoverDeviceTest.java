@@ -46,8 +46,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Tag("device")
 class FailoverDeviceTest {
-    static final ConnectionOptions OPTS = ConnectionOptions.defaults().withDepth(4, 4);
-    /** rdma_cm's RoCE retry timer makes RETRY_EXC_ERR take about 8 retries of a few seconds each. */
+    static final ConnectionOptions OPTS = FailoverPolicy.defaults().options().withDepth(4, 4);
+    /** Far beyond what the fault takes to show (rxe: at once, LOC_QP_OP_ERR with its interface down). */
     static final Duration ROUND_LIMIT = Duration.ofSeconds(120);
 
     static InetAddress roce() throws Exception {

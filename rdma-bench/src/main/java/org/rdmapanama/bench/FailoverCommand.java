@@ -51,6 +51,8 @@ final class FailoverCommand {
         int intervalMillis = 10;
         @Option(names = "--stall", converter = Seconds.class)
         int stallSeconds = 60;
+        @Option(names = "--retry-count", converter = RetryCount.class)
+        int retryCount = 6;
         @Option(names = "--no-reconnect")
         boolean noReconnect;
         @Option(names = {"-h", "--help"}, usageHelp = true)
@@ -66,6 +68,12 @@ final class FailoverCommand {
     static final class Millis extends CliArgs.Range {
         Millis() {
             super(0, 60_000);
+        }
+    }
+
+    static final class RetryCount extends CliArgs.Range {
+        RetryCount() {
+            super(0, 7);
         }
     }
 
@@ -129,7 +137,9 @@ final class FailoverCommand {
         }
         RdmaConfig config = f.transport != null ? RdmaConfig.any().withTransport(f.transport) : RdmaConfig.load();
         List<TransportRoute> routes = TransportRoute.preferred(config, addresses("--peer", f.peer, f.port));
-        FailoverPolicy policy = FailoverPolicy.defaults().withOptions(ConnectionOptions.defaults().withDepth(4, 4))
+        // 6 retries by default: rxe reads 7 as "forever", and a dead link would then fail nothing but the stall timer.
+        FailoverPolicy policy = FailoverPolicy.defaults()
+                .withOptions(ConnectionOptions.defaults().withDepth(4, 4).withRetry(f.retryCount))
                 .withReconnect(!f.noReconnect);
         return new Options(false, Map.of(), routes, f.messages, interval, stall, policy);
     }
@@ -159,11 +169,12 @@ final class FailoverCommand {
     private static void usage(PrintStream s) {
         s.println("usage: rdma-bench failover -s --listen TRANSPORT=ADDR... [-p PORT]");
         s.println("       rdma-bench failover [--transport T1,T2] --peer TRANSPORT=ADDR... [-p PORT] [-n MESSAGES]");
-        s.println("                           [--interval MS] [--stall S] [--no-reconnect]");
+        s.println("                           [--interval MS] [--stall S] [--retry-count N] [--no-reconnect]");
         s.println("  a numbered echo stream (-n messages, one every --interval ms, default 1000 and 10) over the");
         s.println("  first transport of the preference (--transport, else rdma.transport / RDMA_TRANSPORT) that");
         s.println("  connects; when its QP fails (or no completion for --stall s, default 60), reconnects on the");
         s.println("  next one and resumes where the server says it left off (--no-reconnect: only reports it).");
+        s.println("  --retry-count: transport retries before IBV_WC_RETRY_EXC_ERR, default 6 (rxe retries 7 forever)");
         s.println("  TRANSPORT: rocev2, iwarp, rocev1, ib; port default " + DEFAULT_PORT);
     }
 }

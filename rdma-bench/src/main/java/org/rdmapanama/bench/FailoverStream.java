@@ -154,7 +154,7 @@ final class FailoverStream {
             int k = c.completionQueue().poll(batch);
             if (k == 0) {
                 if (System.nanoTime() - deadline > 0) {
-                    return new TransportFailure(TransportFailure.Reason.TIMEOUT, "no completion within " + stall);
+                    return new TransportFailure(TransportFailure.Reason.TIMEOUT, "no completion within " + stall.toSeconds() + " s");
                 }
                 Thread.onSpinWait();
             }

@@ -26,6 +26,7 @@ class FailoverCliTest {
                 new TransportRoute(Transport.IWARP, new InetSocketAddress("10.78.1.2", 7500))), o.routes());
         assertEquals(50, o.messages());
         assertFalse(o.policy().reconnect());
+        assertEquals(6, o.policy().options().retryCount()); // not 7: rxe retries 7 forever
         assertTrue(FailoverCommand.parse(new String[] {"--transport", "iwarp", "--peer", "iwarp=10.78.1.2"})
                 .policy().reconnect());
     }

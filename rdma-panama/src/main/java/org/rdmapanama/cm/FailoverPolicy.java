@@ -19,9 +19,12 @@ public record FailoverPolicy(ConnectionOptions options, Duration attemptTimeout,
         }
     }
 
-    /** Default connection options, 30 s an attempt, report only. */
+    /**
+     * Default connection options but 6 transport retries (with 7, rxe retries
+     * forever and a dead link never fails the QP), 30 s an attempt, report only.
+     */
     public static FailoverPolicy defaults() {
-        return new FailoverPolicy(ConnectionOptions.defaults(), Duration.ofSeconds(30), false);
+        return new FailoverPolicy(ConnectionOptions.defaults().withRetry(6), Duration.ofSeconds(30), false);
     }
 
     public FailoverPolicy withOptions(ConnectionOptions o) {
