@@ -137,7 +137,8 @@ final class FailoverStream {
     private static void summary(PrintStream out, FailoverCommand.Options o, long n, long sent, List<Leg> legs,
                                 int failures, int reconnects) {
         out.println(now() + " failover client: " + n + " of " + o.messages() + " messages echoed in order ("
-                + sent + " sent, " + (sent - n) + " lost to failures and sent again); " + failures
+                + sent + " sent, " + (sent - n) + " lost to a failure" + (reconnects > 0 ? " and sent again" : "")
+                + "); " + failures
                 + " transport failure(s), " + reconnects + " reconnect(s); legs: " + legs);
     }
 
