@@ -41,6 +41,7 @@ public final class Main {
             case "rc_pingpong" -> RcPingpongCommand.run(rest, out, err);
             case "example" -> ExampleCommand.run(rest, out, err);
             case "scale" -> ScaleCommand.run(rest, out, err);
+            case "failover" -> FailoverCommand.run(rest, out, err);
             case "report" -> org.rdmapanama.bench.report.ReportCommand.run(rest, out, err);
             case "write_lat", "read_lat", "send_lat", "atomic_lat", "write_bw", "read_bw", "send_bw" ->
                     PerftestCommand.run(args[0], rest, out, err);
@@ -99,6 +100,8 @@ public final class Main {
         s.println("  example        the README example: Send, RDMA Write, RDMA Read on RDMA_TRANSPORT's device");
         s.println("  rc_pingpong    ibv_rc_pingpong-compatible Send/Recv ping-pong (IB/RoCE; -h for options)");
         s.println("  scale          many rdma_cm connections (server|client -a ADDR -c N), connect/close soak (cycles -a ADDR -n N)");
+        s.println("  failover       a numbered echo stream over a transport preference (rocev2,iwarp) that reconnects on");
+        s.println("                 the next transport when its QP fails (-s --listen T=ADDR... | --peer T=ADDR...; -h)");
         s.println("  report DIR     medians, Java/native, verdicts and plot.png of a bench runner's results (-h for options)");
         s.println("  write_lat, read_lat, send_lat, atomic_lat, write_bw, read_bw, send_bw");
         s.println("                 perftest-compatible tests (ib_write_lat ...): server without an address, -h for options");

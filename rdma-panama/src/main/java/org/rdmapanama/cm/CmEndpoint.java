@@ -40,7 +40,7 @@ final class CmEndpoint implements CmEventLoop.Target {
     CompletableFuture<CmEvent> expect(CmEventLoop loop, CmEventType wanted, long deadline, String what) {
         CompletableFuture<CmEvent> next = next();
         CmEventLoop.Timer timer = loop.schedule(deadline, () -> next.completeExceptionally(
-                new CmException("timed out " + what + " (no " + wanted.cName() + ")", null, 0)));
+                CmException.timeout("timed out " + what + " (no " + wanted.cName() + ")")));
         CompletableFuture<CmEvent> result = next.thenApply(ev -> {
             if (ev.type() != wanted) {
                 throw new CompletionException(new CmException(what + " failed: " + ev.type().cName()

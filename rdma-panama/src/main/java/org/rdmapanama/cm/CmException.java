@@ -9,10 +9,29 @@ import org.rdmapanama.error.RdmaException;
  */
 public final class CmException extends RdmaException {
     private final CmEventType event;
+    private final boolean timeout;
 
     CmException(String message, CmEventType event, int status) {
+        this(message, event, status, false);
+    }
+
+    private CmException(String message, CmEventType event, int status, boolean timeout) {
         super(event == null ? "rdma_get_cm_event" : event.cName(), Math.abs(status), message);
         this.event = event;
+        this.timeout = timeout;
+    }
+
+    /** A setup step's own deadline passed with no event. */
+    static CmException timeout(String message) {
+        return new CmException(message, null, 0, true);
+    }
+
+    /**
+     * Whether the wait ended because its timeout passed (no event came), not
+     * because of an event or a refused call: what failover reports as TIMEOUT.
+     */
+    public boolean isTimeout() {
+        return timeout;
     }
 
     /** The event that ended the wait, or null for a timeout or a call that failed at once (see {@link #errno()}). */

@@ -72,6 +72,15 @@ public record ConnectionOptions(int sendDepth, int recvDepth, int sendSge, int r
         return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, depth, retryCount, rnrRetryCount, signalAll);
     }
 
+    /**
+     * Transport retries before IBV_WC_RETRY_EXC_ERR (0..7). rxe takes 7 to mean
+     * "retry forever", as 7 means for RNR retries, so a QP on a dead link
+     * reports nothing there; 6 or less makes the failure show.
+     */
+    public ConnectionOptions withRetry(int count) {
+        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, rdmaReadDepth, count, rnrRetryCount, signalAll);
+    }
+
     public ConnectionOptions withRnrRetry(int count) {
         return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, rdmaReadDepth, retryCount, count, signalAll);
     }

@@ -331,7 +331,7 @@ public final class RdmaConnection implements AutoCloseable {
             throw e;
         } catch (TimeoutException e) {
             f.cancel(false);
-            throw new CmException(wedged + ": the rdma_cm event loop did not answer", null, 0);
+            throw CmException.timeout(wedged + ": the rdma_cm event loop did not answer");
         } catch (java.util.concurrent.ExecutionException e) {
             throw rethrow(e.getCause());
         } catch (java.util.concurrent.CancellationException e) {

@@ -2,6 +2,7 @@ package org.rdmapanama.cm;
 
 import org.rdmapanama.ClosedResourceException;
 import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.internal.Bridge;
 import org.rdmapanama.internal.Cleanup;
 import org.rdmapanama.internal.Cm;
 
@@ -80,6 +81,23 @@ public final class RdmaListener implements AutoCloseable {
 
     public InetSocketAddress address() {
         return address;
+    }
+
+    /**
+     * The device the bound address belongs to, read from the cm_id (rdma_cm
+     * picks the device by address, and sets it when binding to one of its
+     * interface addresses); its transport comes from the device's attributes.
+     * Empty for a wildcard address, which listens on every device.
+     */
+    public java.util.Optional<org.rdmapanama.device.RdmaDevice> device() throws RdmaException {
+        java.lang.foreign.MemorySegment verbs = id.verbs();
+        if (verbs.equals(java.lang.foreign.MemorySegment.NULL)) {
+            return java.util.Optional.empty();
+        }
+        Bridge.Verbs<org.rdmapanama.DeviceContext, ?, ?, ?> bridge = Bridge.verbs();
+        try (org.rdmapanama.DeviceContext ctx = bridge.borrowContext(verbs)) { // librdmacm's: closing only unwraps
+            return java.util.Optional.of(ctx.device());
+        }
     }
 
     private CmEventLoop.Target target() {

@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -23,22 +25,32 @@ import java.util.Properties;
  * </ol>
  * Unset keys mean "any": the first ACTIVE port of any device, and the
  * automatic GID. Values: {@code transport} is one of {@code iwarp},
- * {@code rocev2} ({@code roce}), {@code rocev1}, {@code ib}; {@code port} a
- * number from 1; {@code gid} an index, {@code auto} (RoCEv2 IPv4, else IPv6)
- * or {@code auto-ipv6} (RoCEv2 IPv6 first).
+ * {@code rocev2} ({@code roce}), {@code rocev1}, {@code ib}, or an ordered
+ * preference of them separated by commas ({@code rocev2,iwarp}: RoCEv2 where
+ * it can be had, else iWARP); {@code port} a number from 1; {@code gid} an
+ * index, {@code auto} (RoCEv2 IPv4, else IPv6) or {@code auto-ipv6} (RoCEv2
+ * IPv6 first).
+ * <p>
+ * {@link Selection#select} walks the preference in order; connections follow
+ * it across transports with {@link org.rdmapanama.cm.TransportFailover}.
  *
- * @param transport the transport asked for, or empty for any
+ * @param transports the transports asked for, most preferred first, or empty for any
  * @param device    the device name asked for, or empty for any
  * @param port      the port asked for, or empty for the first active one
  * @param gid       {@code auto}, {@code auto-ipv6} or an index
  * @param origins   for each key that was set, where it came from (for error messages)
  */
-public record RdmaConfig(Optional<Transport> transport, Optional<String> device, Optional<Integer> port,
+public record RdmaConfig(List<Transport> transports, Optional<String> device, Optional<Integer> port,
                          String gid, Map<String, String> origins) {
     public static final String[] KEYS = {"transport", "device", "port", "gid"};
 
     public RdmaConfig {
         origins = Map.copyOf(origins);
+        transports = List.copyOf(transports);
+        if (transports.size() != transports.stream().distinct().count()) {
+            throw new IllegalArgumentException("transport preference " + transports + " names a transport twice"
+                    + origin(origins, "transport"));
+        }
         if (!gid.equals("auto") && !gid.equals("auto-ipv6")) {
             try {
                 if (Integer.parseInt(gid) < 0) {
@@ -54,6 +66,41 @@ public record RdmaConfig(Optional<Transport> transport, Optional<String> device,
         }
     }
 
+    /** One transport or none: the form this record had before preferences. */
+    public RdmaConfig(Optional<Transport> transport, Optional<String> device, Optional<Integer> port, String gid,
+                      Map<String, String> origins) {
+        this(transport.map(List::of).orElse(List.of()), device, port, gid, origins);
+    }
+
+    /** The first choice of {@link #transports()}, or empty for any. */
+    public Optional<Transport> transport() {
+        return transports.isEmpty() ? Optional.empty() : Optional.of(transports.getFirst());
+    }
+
+    /**
+     * Parses {@code rocev2}, or an ordered preference such as {@code rocev2,iwarp}.
+     *
+     * @throws IllegalArgumentException for an empty preference or entry, an unknown transport, or one
+     *                                  named twice (also as an alias: {@code roce,rocev2})
+     */
+    public static List<Transport> parseTransports(String value) {
+        List<Transport> list = new ArrayList<>();
+        String[] entries = value.split(",", -1);
+        for (String entry : entries) {
+            if (entry.isBlank()) {
+                throw new IllegalArgumentException("transport preference '" + value + "' has an empty entry;"
+                        + " expected transports separated by commas, e.g. rocev2,iwarp");
+            }
+            Transport t = Transport.parse(entry);
+            if (list.contains(t)) {
+                throw new IllegalArgumentException("transport preference '" + value + "' names " + t.displayName()
+                        + " twice; each transport may appear once");
+            }
+            list.add(t);
+        }
+        return list;
+    }
+
     private static String origin(Map<String, String> origins, String key) {
         String o = origins.get(key);
         return o == null ? "" : " (from " + o + ")";
@@ -61,27 +108,33 @@ public record RdmaConfig(Optional<Transport> transport, Optional<String> device,
 
     /** Nothing asked: any device, first active port, automatic GID. */
     public static RdmaConfig any() {
-        return new RdmaConfig(Optional.empty(), Optional.empty(), Optional.empty(), "auto", Map.of());
+        return new RdmaConfig(List.of(), Optional.empty(), Optional.empty(), "auto", Map.of());
     }
 
     public static RdmaConfig of(String transport, String device) {
         return any().withTransport(transport).withDevice(device);
     }
 
+    /** {@code value} is one transport or a preference, as the {@code transport} key takes. */
     public RdmaConfig withTransport(String value) {
-        return value == null ? this : new RdmaConfig(Optional.of(Transport.parse(value)), device, port, gid, origins);
+        return value == null ? this : withTransports(parseTransports(value));
+    }
+
+    /** The preference {@code list}, most preferred first; empty means any. */
+    public RdmaConfig withTransports(List<Transport> list) {
+        return new RdmaConfig(list, device, port, gid, origins);
     }
 
     public RdmaConfig withDevice(String value) {
-        return value == null ? this : new RdmaConfig(transport, Optional.of(value), port, gid, origins);
+        return value == null ? this : new RdmaConfig(transports, Optional.of(value), port, gid, origins);
     }
 
     public RdmaConfig withPort(int value) {
-        return new RdmaConfig(transport, device, Optional.of(value), gid, origins);
+        return new RdmaConfig(transports, device, Optional.of(value), gid, origins);
     }
 
     public RdmaConfig withGid(String value) {
-        return value == null ? this : new RdmaConfig(transport, device, port, value, origins);
+        return value == null ? this : new RdmaConfig(transports, device, port, value, origins);
     }
 
     /** Reads the configuration from system properties, the environment and the optional file. */
@@ -117,9 +170,9 @@ public record RdmaConfig(Optional<Transport> transport, Optional<String> device,
                 values.put(key, v.trim());
             }
         }
-        Optional<Transport> transport;
+        List<Transport> transports;
         try {
-            transport = Optional.ofNullable(values.get("transport")).map(Transport::parse);
+            transports = values.containsKey("transport") ? parseTransports(values.get("transport")) : List.of();
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(e.getMessage() + origin(origins, "transport"), e);
         }
@@ -130,14 +183,17 @@ public record RdmaConfig(Optional<Transport> transport, Optional<String> device,
             throw new IllegalArgumentException("port must be a number, got '" + values.get("port") + "'"
                     + origin(origins, "port"), e);
         }
-        return new RdmaConfig(transport, Optional.ofNullable(values.get("device")), port,
+        return new RdmaConfig(transports, Optional.ofNullable(values.get("device")), port,
                 values.getOrDefault("gid", "auto").toLowerCase(Locale.ROOT), origins);
     }
 
     @Override
     public String toString() {
         StringBuilder sb = new StringBuilder();
-        transport.ifPresent(t -> sb.append("transport=").append(t.displayName()).append(' '));
+        if (!transports.isEmpty()) {
+            sb.append("transport=").append(String.join(",", transports.stream().map(Transport::displayName).toList()))
+                    .append(' ');
+        }
         device.ifPresent(d -> sb.append("device=").append(d).append(' '));
         port.ifPresent(p -> sb.append("port=").append(p).append(' '));
         sb.append("gid=").append(gid);

@@ -61,13 +61,33 @@ public record Selection(RdmaDevice device, Port port, Transport transport, int g
     }
 
     /**
-     * Picks the device, port and GID that {@code config} asks for among {@code devices}.
+     * Picks the device, port and GID that {@code config} asks for among {@code devices}. With a
+     * transport preference ({@code rocev2,iwarp}), the first transport that some device serves wins.
      *
      * @throws NoSuchDeviceException naming what was asked, every device that exists with its
-     *                               transport, and why each was rejected
+     *                               transport, and why each was rejected (for each preferred transport)
      */
     public static Selection select(RdmaConfig config, List<RdmaDevice> devices) throws NoSuchDeviceException {
+        List<Transport> wanted = config.transports();
         List<String> rejected = new ArrayList<>();
+        for (int i = 0; i < Math.max(1, wanted.size()); i++) {
+            Transport t = wanted.isEmpty() ? null : wanted.get(i);
+            List<String> why = new ArrayList<>();
+            Selection s = selectOne(config, t, devices, why);
+            if (s != null) {
+                return s;
+            }
+            rejected.add(wanted.size() > 1 ? "for " + t.displayName() + ": " + String.join("; ", why)
+                    : String.join("; ", why));
+        }
+        String asked = config.toString() + (config.origins().isEmpty() ? "" : " " + config.origins().values());
+        throw new NoSuchDeviceException("no RDMA device matches " + asked + "; "
+                + (devices.isEmpty() ? "there are no RDMA devices" : "devices: " + String.join("; ", rejected)));
+    }
+
+    /** The first port of {@code devices} that serves {@code transport} (any if null), or null with the reasons in {@code rejected}. */
+    private static Selection selectOne(RdmaConfig config, Transport transport, List<RdmaDevice> devices,
+                                       List<String> rejected) {
         for (RdmaDevice d : devices) {
             if (config.device().isPresent() && !config.device().get().equals(d.name())) {
                 rejected.add(d.name() + " (" + d.transport().displayName() + "): not the device asked for");
@@ -83,16 +103,16 @@ public record Selection(RdmaDevice device, Port port, Transport transport, int g
             }
             String why = null;
             for (Port p : candidates) {
-                if (config.transport().isPresent() && !supports(p, config.transport().get())) {
+                if (transport != null && !supports(p, transport)) {
                     why = "port " + p.number() + " is " + p.transport().displayName() + ", not "
-                            + config.transport().get().displayName();
+                            + transport.displayName();
                     continue;
                 }
                 if (p.state() != PortState.ACTIVE) {
                     why = "port " + p.number() + " is " + p.state() + ", not ACTIVE";
                     continue;
                 }
-                Transport t = config.transport().orElse(p.transport());
+                Transport t = transport != null ? transport : p.transport();
                 Optional<Gid> gid;
                 try {
                     gid = pickGid(p, t, config.gid());
@@ -104,9 +124,7 @@ public record Selection(RdmaDevice device, Port port, Transport transport, int g
             }
             rejected.add(d.name() + " (" + d.transport().displayName() + "): " + why);
         }
-        String asked = config.toString() + (config.origins().isEmpty() ? "" : " " + config.origins().values());
-        throw new NoSuchDeviceException("no RDMA device matches " + asked + "; "
-                + (devices.isEmpty() ? "there are no RDMA devices" : "devices: " + String.join("; ", rejected)));
+        return null;
     }
 
     /** A RoCE port with both GID types serves RoCEv1 too. */
