@@ -18,6 +18,9 @@ import java.awt.RenderingHints;
 import java.awt.geom.Rectangle2D;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
+import java.text.FieldPosition;
+import java.text.NumberFormat;
+import java.text.ParsePosition;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -48,8 +51,11 @@ public final class ShootoutPlot {
             g.setColor(Color.WHITE);
             g.fillRect(0, 0, img.getWidth(), img.getHeight());
             g.setColor(Color.BLACK);
-            g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 15));
-            String heading = "RoCEv2 (rxe) against iWARP (siw) across a lossy cable: medians over rounds, gaps where no run completed";
+            String heading = "RoCEv2 (rxe) vs iWARP (siw) across an impaired cable: medians, gaps where no run completed";
+            for (int size = 15; size > 8; size--) {
+                g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, size));
+                if (g.getFontMetrics().stringWidth(heading) < img.getWidth() - 20) break;
+            }
             g.drawString(heading, Math.max(10, (img.getWidth() - g.getFontMetrics().stringWidth(heading)) / 2), TITLE_H - 12);
             for (int r = 0; r < l.cases().size(); r++) {
                 for (int c = 0; c < sweeps.size(); c++) {
@@ -67,6 +73,29 @@ public final class ShootoutPlot {
         if (!ImageIO.write(img, "png", png.toFile())) throw new IOException("no PNG writer in this JDK");
     }
 
+    /** Log-axis ticks fall on odd values (7943.282): three significant figures, as in the table. */
+    private static final NumberFormat THREE_FIGURES = new NumberFormat() {
+        @Override
+        public StringBuffer format(double number, StringBuffer to, FieldPosition pos) {
+            return to.append(Shootout.fmt(number));
+        }
+
+        @Override
+        public StringBuffer format(long number, StringBuffer to, FieldPosition pos) {
+            return to.append(Shootout.fmt(number));
+        }
+
+        @Override
+        public Number parse(String source, ParsePosition pos) {
+            throw new UnsupportedOperationException("axis labels are only written");
+        }
+    };
+
+    /** 0.1, 5, 10: the condition as the runner was given it. */
+    static String plain(double v) {
+        return java.math.BigDecimal.valueOf(v).stripTrailingZeros().toPlainString();
+    }
+
     static JFreeChart panel(Shootout.Loaded l, Shootout.Case c, List<Shootout.Condition> sweep, boolean byLoss) {
         DefaultCategoryDataset data = new DefaultCategoryDataset();
         double lo = Double.MAX_VALUE, hi = 0;
@@ -74,7 +103,7 @@ public final class ShootoutPlot {
             for (Shootout.Condition cond : sweep) {
                 Shootout.Cell cell = Shootout.find(l, c, cond, s);
                 Double v = cell == null || cell.stats() == null ? null : cell.stats().median();
-                String category = byLoss ? Shootout.fmt(cond.lossPct()) + " %" : Shootout.fmt(cond.delayMs()) + " ms";
+                String category = byLoss ? plain(cond.lossPct()) + " %" : plain(cond.delayMs()) + " ms";
                 data.addValue(v, s.label(), category);
                 if (v != null && v > 0) {
                     lo = Math.min(lo, v);
@@ -87,7 +116,7 @@ public final class ShootoutPlot {
         LogAxis y = new LogAxis(c.metric().unit() + ", log scale");
         y.setSmallestValue(lo / 10);
         y.setRange(lo / 2, hi * 2);
-        y.setNumberFormatOverride(new java.text.DecimalFormat("0.###"));
+        y.setNumberFormatOverride(THREE_FIGURES);
         LineAndShapeRenderer renderer = new LineAndShapeRenderer(true, true);
         for (int i = 0; i < l.series().size(); i++) {
             Shootout.Series s = l.series().get(i);
