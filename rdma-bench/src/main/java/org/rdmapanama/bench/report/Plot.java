@@ -50,20 +50,8 @@ public final class Plot {
                 .sorted(Comparator.comparing((Metric m) -> !m.lowerIsBetter()).thenComparing(Metric::name)).toList();
         if (devices.isEmpty()) throw new IOException("nothing to plot: no measured values");
         BufferedImage img = new BufferedImage(PANEL_W * metrics.size(), TITLE_H + PANEL_H * devices.size(), BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = img.createGraphics();
+        Graphics2D g = canvas(img, title + ": medians, bars min..max over rounds");
         try {
-            g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-            g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-            g.setColor(Color.WHITE);
-            g.fillRect(0, 0, img.getWidth(), img.getHeight());
-            String heading = title + ": medians, bars min..max over rounds";
-            g.setColor(Color.BLACK);
-            // A one-panel-wide image (one metric) takes the heading at a smaller size.
-            for (int size = 16; size > 9; size--) {
-                g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, size));
-                if (g.getFontMetrics().stringWidth(heading) < img.getWidth() - 20) break;
-            }
-            g.drawString(heading, (img.getWidth() - g.getFontMetrics().stringWidth(heading)) / 2, TITLE_H - 10);
             for (int r = 0; r < devices.size(); r++) {
                 for (int c = 0; c < metrics.size(); c++) {
                     String d = devices.get(r);
@@ -78,6 +66,25 @@ public final class Plot {
             g.dispose();
         }
         if (!ImageIO.write(img, "png", png.toFile())) throw new IOException("no PNG writer in this JDK");
+    }
+
+    /**
+     * A white image with antialiasing and the heading centred on top, at the largest size up to 16
+     * points that fits (a one-panel-wide image takes it smaller). The caller disposes of it.
+     */
+    static Graphics2D canvas(BufferedImage img, String heading) {
+        Graphics2D g = img.createGraphics();
+        g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
+        g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
+        g.setColor(Color.WHITE);
+        g.fillRect(0, 0, img.getWidth(), img.getHeight());
+        g.setColor(Color.BLACK);
+        for (int size = 16; size > 8; size--) {
+            g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, size));
+            if (g.getFontMetrics().stringWidth(heading) < img.getWidth() - 20) break;
+        }
+        g.drawString(heading, Math.max(10, (img.getWidth() - g.getFontMetrics().stringWidth(heading)) / 2), TITLE_H - 10);
+        return g;
     }
 
     static JFreeChart panel(String title, Metric metric, String nativeName, String javaName, List<Comparison> cases) {

@@ -14,7 +14,6 @@ import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
 import java.awt.Graphics2D;
-import java.awt.RenderingHints;
 import java.awt.geom.Rectangle2D;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
@@ -33,7 +32,7 @@ import java.util.List;
 public final class ShootoutPlot {
     private ShootoutPlot() {}
 
-    static final int PANEL_W = 640, PANEL_H = 400, TITLE_H = 36;
+    static final int PANEL_W = 640, PANEL_H = 400, TITLE_H = Plot.TITLE_H;
 
     public static void write(Path png, Shootout.Loaded l) throws IOException {
         System.setProperty("java.awt.headless", "true");
@@ -44,19 +43,9 @@ public final class ShootoutPlot {
         }
         BufferedImage img = new BufferedImage(PANEL_W * sweeps.size(), TITLE_H + PANEL_H * l.cases().size(),
                 BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = img.createGraphics();
+        Graphics2D g = Plot.canvas(img,
+                "RoCEv2 (rxe) vs iWARP (siw) across an impaired cable: medians, gaps where no run completed");
         try {
-            g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-            g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-            g.setColor(Color.WHITE);
-            g.fillRect(0, 0, img.getWidth(), img.getHeight());
-            g.setColor(Color.BLACK);
-            String heading = "RoCEv2 (rxe) vs iWARP (siw) across an impaired cable: medians, gaps where no run completed";
-            for (int size = 15; size > 8; size--) {
-                g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, size));
-                if (g.getFontMetrics().stringWidth(heading) < img.getWidth() - 20) break;
-            }
-            g.drawString(heading, Math.max(10, (img.getWidth() - g.getFontMetrics().stringWidth(heading)) / 2), TITLE_H - 12);
             for (int r = 0; r < l.cases().size(); r++) {
                 for (int c = 0; c < sweeps.size(); c++) {
                     List<Shootout.Condition> sweep = sweeps.get(c);
