@@ -11,6 +11,7 @@ import org.rdmapanama.ReceiveRequest;
 import org.rdmapanama.SendRequest;
 import org.rdmapanama.device.AtomicCapability;
 import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.cm.CmEventLoop;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
@@ -52,10 +53,12 @@ import java.util.concurrent.locks.LockSupport;
  * blocks, where perftest waits for our next block with no timeout (a blocking
  * {@code read()} on the TCP socket; with {@code -R} a busy {@code ibv_poll_cq}),
  * and nothing is sent to it meanwhile. A warm-up that fails is reported on stderr
- * and the run goes on cold. One thread, plus the partner, which it starts and joins.
+ * and the run goes on cold. It runs on a thread of its own, plus the partner, which it starts and joins,
+ * on an rdma_cm event loop of its own, closed at the end (which checks that no cm_id is left open); the run
+ * waits for it at most {@link #limitNanos}.
  */
 final class PerftestLoopback {
-    private static final Duration SETUP_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration SETUP_TIMEOUT = Duration.ofSeconds(10); // a loopback connection: quick or broken
     private static final long PARTNER_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
 
     /** What the other end's partner thread does. */
@@ -88,27 +91,67 @@ final class PerftestLoopback {
         };
     }
 
-    /** Runs the warm-up and prints its stderr line; never throws (a failure leaves the run cold, and says so). */
+    /**
+     * Runs the warm-up and prints its stderr line; never throws, and never holds the run up for longer
+     * than {@link #limitNanos}: it runs on a thread of its own, on an rdma_cm event loop of its own (so
+     * that nothing of it stays on, or can stall, the shared loop the run and later runs in this process
+     * use), and a warm-up past its limit is stopped (its connections disconnected, which fails its loops)
+     * and, if that does not end it, left behind while the run goes on cold.
+     */
     static void warmUp(PerftestOptions o, boolean server, int slot, DeviceContext device, PerftestExchange exchange,
                        PrintStream err) {
-        boolean role = role(o.test, server);
         long start = System.nanoTime();
+        long limit = limitNanos(o);
+        Pair p = new Pair();
+        String[] line = new String[1];
+        Thread t = Thread.ofPlatform().daemon().name("rdma-bench warm-up")
+                .start(() -> line[0] = warmUp(o, server, slot, device, exchange, p, start));
+        try {
+            if (!t.join(Duration.ofNanos(limit))) {
+                p.abort(); // its loops fail on the flushed work requests, and it closes everything
+                if (!t.join(Duration.ofSeconds(10))) {
+                    err.printf("warm-up: abandoned after %.1f s on a loopback connection (past its limit of %d s);"
+                            + " the run goes on cold, so its latencies include the JIT's work%n",
+                            (System.nanoTime() - start) / 1e9, TimeUnit.NANOSECONDS.toSeconds(limit));
+                    return;
+                }
+            }
+        } catch (InterruptedException e) {
+            p.abort();
+            Thread.currentThread().interrupt();
+            return;
+        }
+        err.print(line[0]);
+    }
+
+    /** How long a warm-up may take in all: its set-up, its rounds (at most --warmup s, plus a last round), its teardown. */
+    static long limitNanos(PerftestOptions o) {
+        return SETUP_TIMEOUT.multipliedBy(2).plusSeconds(o.warmupMaxSeconds + 15L).toNanos();
+    }
+
+    /** The warm-up on the calling thread; returns its stderr line. */
+    private static String warmUp(PerftestOptions o, boolean server, int slot, DeviceContext device,
+                                 PerftestExchange exchange, Pair p, long start) {
+        boolean role = role(o.test, server);
         InetSocketAddress at = null;
-        try (Pair p = new Pair()) {
+        try (p) {
             at = new InetSocketAddress(device.selection().ipAddress(), freePort(device.selection().ipAddress()));
             int rd = Math.clamp(Math.min(device.capabilities().maxQpRdAtom(), device.capabilities().maxQpInitRdAtom()), 1, 16);
             p.connect(o, role, slot, at, rd, exchange);
             int rounds = p.run(o, partner(o.test, role), start);
-            err.printf("warm-up: %d rounds in %.1f s on a loopback connection to %s on %s, this process only (until the"
-                            + " JIT is idle for %d s, at most %d s); the native peer waited in perftest's exchange%n",
+            p.close();
+            if (p.leftOpen != null) {
+                throw new RdmaException(p.leftOpen);
+            }
+            return String.format("warm-up: %d rounds in %.1f s on a loopback connection to %s on %s, this process only"
+                            + " (until the JIT is idle for %d s, at most %d s); the native peer waited in perftest's"
+                            + " exchange%n",
                     rounds, (System.nanoTime() - start) / 1e9, at, device.device().name(),
                     PerftestCommand.JIT_QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds);
-        } catch (IOException | RuntimeException e) {
-            err.printf("warm-up: failed after %.1f s on a loopback connection%s (%s); the run goes on cold, so"
-                            + " its latencies include the JIT's work%n", (System.nanoTime() - start) / 1e9,
+        } catch (IOException | RuntimeException | InterruptedException e) {
+            return String.format("warm-up: failed after %.1f s on a loopback connection%s (%s); the run goes on cold,"
+                            + " so its latencies include the JIT's work%n", (System.nanoTime() - start) / 1e9,
                     at == null ? "" : " to " + at, e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 
@@ -121,9 +164,14 @@ final class PerftestLoopback {
 
     /** The listener, both ends, the loop end's link, the other end's memory and the partner. Closed in reverse. */
     private static final class Pair implements AutoCloseable {
+        /** The warm-up's own rdma_cm event loop: closed last, which checks that no cm_id of it is left. */
+        private CmEventLoop loop;
         private RdmaListener listener;
-        private RdmaConnection a;
-        private RdmaConnection b;
+        private volatile RdmaConnection a;
+        private volatile RdmaConnection b;
+        private boolean closed;
+        /** Set by {@link #close} when the warm-up's loop still had connections or listeners open. */
+        private String leftOpen;
         private PerftestLink end;
         /** The loop end's region registered again in b's PD, so that b's responder writes and reads it. */
         private MemoryRegion alias;
@@ -138,9 +186,11 @@ final class PerftestLoopback {
 
         void connect(PerftestOptions o, boolean role, int slot, InetSocketAddress at, int rd, PerftestExchange exchange)
                 throws IOException, InterruptedException {
-            listener = RdmaListener.bind(at, 1, options(o, rd));
+            loop = CmEventLoop.create("rdma-bench warm-up rdma_cm");
+            listener = RdmaListener.bind(at, 1, options(o, rd), loop);
             var incoming = listener.acceptAsync(SETUP_TIMEOUT);
-            a = RdmaConnection.resolve(at, new InetSocketAddress(at.getAddress(), 0), options(o, rd), SETUP_TIMEOUT);
+            a = get(RdmaConnection.resolveAsync(at, new InetSocketAddress(at.getAddress(), 0), options(o, rd),
+                    SETUP_TIMEOUT, loop), "resolving the loopback address");
             end = PerftestLink.loopbackEnd(o, role, slot, a, exchange, o.rdmaCm);
             var connected = a.connectAsync(new byte[0], SETUP_TIMEOUT);
             b = get(incoming, "the loopback connect request");
@@ -268,8 +318,26 @@ final class PerftestLoopback {
             }
         }
 
+        /** From another thread, past the warm-up's limit: disconnects both ends, which flushes their work requests. */
+        void abort() {
+            stop = true;
+            for (RdmaConnection c : new RdmaConnection[] {a, b}) {
+                if (c != null) {
+                    try {
+                        c.disconnect();
+                    } catch (RdmaException | RuntimeException e) {
+                        // the warm-up is given up on either way
+                    }
+                }
+            }
+        }
+
         @Override
         public void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
             stop = true;
             if (partnerThread != null) {
                 try {
@@ -289,6 +357,15 @@ final class PerftestLoopback {
             }
             closeQuietly(a);
             closeQuietly(listener);
+            if (loop != null) {
+                try {
+                    loop.close(); // refused while a cm_id of the warm-up is still open: a leak, reported
+                } catch (IllegalStateException e) {
+                    leftOpen = "its teardown left something open: " + e.getMessage();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
 
         private static void closeQuietly(AutoCloseable c) {

@@ -194,12 +194,35 @@ class PerftestNativeInteropTest {
         awaitListening(c, port);
         Process client = RcPingpongInteropTest.nativeTool(
                 nativeCommand(PerftestOptions.Test.SEND_BW, f, LabSelection.address(s)).toArray(String[]::new));
-        MainTest.Result r = server.get(120, TimeUnit.SECONDS);
+        MainTest.Result r;
+        try {
+            r = server.get(120, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            client.destroyForcibly();
+            throw new AssertionError("no refusal within 120 s; " + where(), e);
+        }
         if (!client.waitFor(60, TimeUnit.SECONDS)) {
             client.destroyForcibly();
         }
         assertEquals(1, r.status(), r.out() + r.err());
         assertTrue(r.err().contains("send_bw against native perftest on iWARP is not supported"), r.err());
+    }
+
+    /** Where a hung run is: this JVM's threads and the rdma_cm ids and QPs still open on the host. */
+    private static String where() throws Exception {
+        StringBuilder sb = new StringBuilder("threads:\n");
+        Thread.getAllStackTraces().forEach((t, st) -> {
+            sb.append('"').append(t.getName()).append("\" ").append(t.getState()).append('\n');
+            for (StackTraceElement e : st) {
+                sb.append("    at ").append(e).append('\n');
+            }
+        });
+        for (String what : new String[] {"cm_id", "qp"}) {
+            Process p = new ProcessBuilder("rdma", "res", "show", what).redirectErrorStream(true).start();
+            sb.append("rdma res show ").append(what).append(":\n").append(new String(p.getInputStream().readAllBytes()));
+            p.waitFor();
+        }
+        return sb.toString();
     }
 
     @Test
