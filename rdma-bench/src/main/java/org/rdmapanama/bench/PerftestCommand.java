@@ -26,7 +26,7 @@ import java.time.Duration;
  */
 final class PerftestCommand {
     /** Warm-up rounds go on until the JIT has been idle this long, or for --warmup seconds at most. */
-    static final long JIT_QUIET_NANOS = Duration.ofSeconds(1).toNanos();
+    private static final long JIT_QUIET_NANOS = Duration.ofSeconds(1).toNanos();
 
     private PerftestCommand() {}
 
@@ -45,7 +45,7 @@ final class PerftestCommand {
             PerftestOptions.usage(test, out);
             return Main.OK;
         }
-        try (PerftestLink link = new PerftestLink(o, out, err)) {
+        try (PerftestLink link = new PerftestLink(o, out)) {
             link.connect();
             PerftestHeader.print(out, link);
             new Run(link, out, err).runAll();
@@ -90,7 +90,10 @@ final class PerftestCommand {
         void runAll() throws IOException {
             int[] sizes = o.sizes();
             if (link.warmup()) {
-                warmUp(sizes); // against native perftest it ran before our QP existed (PerftestLoopback)
+                warmUp(sizes);
+            } else if (o.warmup() && link.nativePeer && !(link.server && PerftestExchange.clientDriven(o.test))) {
+                err.println("warm-up: none: the peer is native perftest, which takes part in every round of "
+                        + o.test.command + " and has no unreported ones");
             }
             // The column header comes after the warm-up's stderr line, right above its rows, as perftest's.
             boolean rows = PerftestHeader.printsRows(o);
@@ -134,13 +137,15 @@ final class PerftestCommand {
                         jitChangedAt = now;
                     }
                     boolean busy = now - jitChangedAt < JIT_QUIET_NANOS, capped = now - start >= max;
-                    more = control.agree(busy, capped, timeout);
+                    // A native peer is passive in these rounds (PerftestLink.warmup): only our JIT decides.
+                    more = link.nativePeer ? busy && !capped : control.agree(busy, capped, timeout);
                 } while (more);
             } finally {
                 out = real;
             }
-            err.printf("warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on both sides, at most %d s)%n",
-                    rounds, (System.nanoTime() - start) / 1e9, JIT_QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds);
+            err.printf("warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on %s, at most %d s)%n",
+                    rounds, (System.nanoTime() - start) / 1e9, JIT_QUIET_NANOS / 1_000_000_000,
+                    link.nativePeer ? "this side; the native server only waits" : "both sides", o.warmupMaxSeconds);
         }
 
         private void runSizes(int[] sizes) throws IOException {
