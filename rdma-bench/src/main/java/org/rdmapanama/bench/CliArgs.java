@@ -9,6 +9,10 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.TypeConversionException;
 import picocli.CommandLine.UnmatchedArgumentException;
 
+import java.io.PrintStream;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
 /**
  * The subcommands' command lines, parsed by picocli into an object with
  * {@code @Option} fields; errors become one-line {@link IllegalArgumentException}s
@@ -20,6 +24,41 @@ final class CliArgs {
 
     /** Where a converter's message names the flag; {@link #parse} puts the spelling the user typed there. */
     static final String FLAG = "{flag}";
+
+    /** A subcommand's work on its parsed options: an exit status; its own failures are its to report. */
+    @FunctionalInterface
+    interface Body<O> {
+        int run(O options) throws InterruptedException;
+    }
+
+    /**
+     * What every subcommand does around its work: {@code parse} (null for {@code -h}, an
+     * IllegalArgumentException for a bad command line), the usage on {@code -h} (OK) or after
+     * "rdma-bench NAME: why" on a bad command line (USAGE), then {@code body}; an interrupt ends
+     * it with "rdma-bench NAME: interrupted" (FAILED).
+     */
+    static <O> int run(String name, String[] args, PrintStream out, PrintStream err, Function<String[], O> parse,
+                       Consumer<PrintStream> usage, Body<O> body) {
+        O options;
+        try {
+            options = parse.apply(args);
+        } catch (IllegalArgumentException e) {
+            err.println("rdma-bench " + name + ": " + e.getMessage());
+            usage.accept(err);
+            return Main.USAGE;
+        }
+        if (options == null) {
+            usage.accept(out);
+            return Main.OK;
+        }
+        try {
+            return body.run(options);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            err.println("rdma-bench " + name + ": interrupted");
+            return Main.FAILED;
+        }
+    }
 
     /**
      * Fills {@code options} from {@code args}; false if {@code -h} was asked for.

@@ -88,28 +88,16 @@ final class FailoverCommand {
                    int messages, Duration interval, Duration stall, FailoverPolicy policy) {}
 
     static int run(String[] args, PrintStream out, PrintStream err) {
-        Options o;
-        try {
-            o = parse(args);
-        } catch (IllegalArgumentException e) {
-            err.println("rdma-bench failover: " + e.getMessage());
-            usage(err);
-            return Main.USAGE;
-        }
-        if (o == null) {
-            usage(out);
-            return Main.OK;
-        }
-        try {
-            return o.server() ? FailoverStream.serve(o, out) : FailoverStream.stream(o, out);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            err.println("rdma-bench failover: interrupted");
-            return Main.FAILED;
-        } catch (Exception e) {
-            err.println("rdma-bench failover: " + e.getMessage());
-            return Main.FAILED;
-        }
+        return CliArgs.run("failover", args, out, err, FailoverCommand::parse, FailoverCommand::usage, o -> {
+            try {
+                return o.server() ? FailoverStream.serve(o, out) : FailoverStream.stream(o, out);
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                err.println("rdma-bench failover: " + e.getMessage());
+                return Main.FAILED;
+            }
+        });
     }
 
     /** Null for -h. */

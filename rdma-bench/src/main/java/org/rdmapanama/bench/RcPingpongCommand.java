@@ -120,31 +120,17 @@ final class RcPingpongCommand {
     }
 
     static int run(String[] args, PrintStream out, PrintStream err) {
-        Options o;
-        try {
-            o = parse(args);
-        } catch (IllegalArgumentException e) {
-            err.println("rdma-bench rc_pingpong: " + e.getMessage());
-            usage(err);
-            return Main.USAGE;
-        }
-        if (o == null) {
-            usage(out);
-            return Main.OK;
-        }
-        try {
-            return pingpong(o, out, err);
-        } catch (IOException e) {
-            err.println("rdma-bench rc_pingpong: " + e.getMessage());
-            return Main.FAILED;
-        } catch (IllegalArgumentException | IllegalStateException e) {
-            err.println("rdma-bench rc_pingpong: " + e.getMessage());
-            return Main.USAGE;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            err.println("rdma-bench rc_pingpong: interrupted");
-            return Main.FAILED;
-        }
+        return CliArgs.run("rc_pingpong", args, out, err, RcPingpongCommand::parse, RcPingpongCommand::usage, o -> {
+            try {
+                return pingpong(o, out, err);
+            } catch (IOException e) {
+                err.println("rdma-bench rc_pingpong: " + e.getMessage());
+                return Main.FAILED;
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                err.println("rdma-bench rc_pingpong: " + e.getMessage());
+                return Main.USAGE;
+            }
+        });
     }
 
     /** The options, or null for {@code -h}; throws IllegalArgumentException with a one-line reason. */

@@ -67,38 +67,18 @@ final class RpingCommand {
     }
 
     static int run(String[] args, PrintStream out, PrintStream err) {
-        Options o;
-        try {
-            o = parse(args);
-        } catch (IllegalArgumentException e) {
-            err.println("rdma-bench rping: " + e.getMessage());
-            usage(err);
-            return Main.USAGE;
-        }
-        if (o == null) {
-            usage(out);
-            return Main.OK;
-        }
-        try {
-            return o.server() ? serve(o, out, err) : ping(o, out);
-        } catch (RdmaException e) {
-            err.println("rdma-bench rping: " + e.getMessage());
-            if (o.debug()) {
-                e.printStackTrace(err);
+        return CliArgs.run("rping", args, out, err, RpingCommand::parse, RpingCommand::usage, o -> {
+            try {
+                return o.server() ? serve(o, out, err) : ping(o, out);
+            } catch (RdmaException | RuntimeException e) {
+                // RuntimeException: a refusal by rdma-panama (a device limit, a transport that lacks something).
+                err.println("rdma-bench rping: " + e.getMessage());
+                if (o.debug()) {
+                    e.printStackTrace(err);
+                }
+                return Main.FAILED;
             }
-            return Main.FAILED;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            err.println("rdma-bench rping: interrupted");
-            return Main.FAILED;
-        } catch (RuntimeException e) {
-            // A refusal by rdma-panama (a device limit, a transport that lacks something): one line, no trace.
-            err.println("rdma-bench rping: " + e.getMessage());
-            if (o.debug()) {
-                e.printStackTrace(err);
-            }
-            return Main.FAILED;
-        }
+        });
     }
 
     /** The client: {@code -C} pings, then disconnect. */
