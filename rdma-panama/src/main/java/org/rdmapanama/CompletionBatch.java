@@ -70,6 +70,16 @@ public final class CompletionBatch implements AutoCloseable {
         return cq == owner ? wcForCall : wc;
     }
 
+    /** Whether the memory is {@code cq}'s own, alive exactly as long as it. */
+    boolean belongsTo(CompletionQueue cq) {
+        return owner == cq;
+    }
+
+    /** The entries' address, for a caller that keeps the memory alive itself. */
+    long address() {
+        return wcForCall.address();
+    }
+
     void filled(int n) {
         count = n;
     }

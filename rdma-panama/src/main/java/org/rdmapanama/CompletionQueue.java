@@ -81,6 +81,16 @@ public final class CompletionQueue extends NativeResource {
         return new CompletionBatch(capacity, arena(), this);
     }
 
+    /**
+     * A poller for this thread alone, without the per-call atomic acquire of
+     * {@link #poll}. While it is open this CQ refuses to close; close it on
+     * this thread first. See {@link ConfinedPoller}.
+     */
+    public ConfinedPoller confinedPoller() {
+        checkOpen();
+        return new ConfinedPoller(this, pollFn);
+    }
+
     /** The number of entries the provider actually gave (at least what was asked). */
     public int size() {
         return size;

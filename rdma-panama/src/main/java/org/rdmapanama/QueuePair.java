@@ -165,6 +165,32 @@ public final class QueuePair extends NativeResource {
     }
 
     /**
+     * A poster for this thread alone, without the per-call atomic acquire of
+     * {@link #postSend} and {@link #postRecv}. While it is open this QP
+     * refuses to close; close it on this thread first. See {@link ConfinedPoster}.
+     */
+    public ConfinedPoster confinedPoster() {
+        checkOpen();
+        return new ConfinedPoster(this);
+    }
+
+    MemorySegment qp() {
+        return handle();
+    }
+
+    long badWrAddress() {
+        return badWr.address();
+    }
+
+    MemorySegment postSendFn() {
+        return postSendFn;
+    }
+
+    MemorySegment postRecvFn() {
+        return postRecvFn;
+    }
+
+    /**
      * {@code ibv_post_send} of the WRs {@code request} holds. The request may
      * be changed and posted again as soon as this returns (inline data is
      * copied; other data is read by the device until the completion).
@@ -203,7 +229,7 @@ public final class QueuePair extends NativeResource {
         }
     }
 
-    private RdmaException postFailure(String verb, int rc) {
+    RdmaException postFailure(String verb, int rc) {
         int errno = Math.abs(rc);
         String hint = errno == Errno.ENOMEM ? " (the queue is full: poll completions first, or make it deeper)"
                 : errno == Errno.EINVAL ? " (the QP is in the wrong state, or a WR exceeds its limits)" : "";

@@ -8,6 +8,7 @@ import java.lang.reflect.UndeclaredThrowableException;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The inline verbs. {@code ibv_post_send}, {@code ibv_post_recv},
@@ -37,6 +38,12 @@ public final class DataPath {
 
     /** {@code int post_send(qp, wr, bad_wr)}; also post_recv, post_srq_recv. */
     private static final MethodHandle POST = link(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+
+    // The same calls with the pointers as plain longs (the same registers in the
+    // SysV and AAPCS64 ABIs): no scope to acquire or check. Only for callers
+    // whose memory stays alive by other means (a thread-confined poller or poster).
+    private static final MethodHandle POLL_CQ_AT = link(FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG));
+    private static final MethodHandle POST_AT = link(FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
 
     // The wrappers below are static and the handles static final, so the JIT
     // inlines them into the caller: no cost over an invokeExact at the call site.
@@ -68,6 +75,31 @@ public final class DataPath {
     public static int post(MemorySegment fn, MemorySegment queue, MemorySegment wr, MemorySegment badWr) {
         try {
             return (int) POST.invokeExact(fn, queue, wr, badWr);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new UndeclaredThrowableException(t);
+        }
+    }
+
+    /**
+     * {@link #pollCq} with the CQ and the completion array by address. The
+     * caller guarantees both stay allocated for the whole call.
+     */
+    public static int pollCqAt(MemorySegment fn, long cq, int entries, long wc) {
+        try {
+            return (int) POLL_CQ_AT.invokeExact(fn, cq, entries, wc);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new UndeclaredThrowableException(t);
+        }
+    }
+
+    /** {@link #post} with the queue, the WR chain and bad_wr by address; the caller guarantees their lifetime. */
+    public static int postAt(MemorySegment fn, long queue, long wr, long badWr) {
+        try {
+            return (int) POST_AT.invokeExact(fn, queue, wr, badWr);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

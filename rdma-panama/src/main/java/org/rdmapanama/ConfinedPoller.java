@@ -1,0 +1,90 @@
+package org.rdmapanama;
+
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.internal.DataPath;
+import org.rdmapanama.internal.Errno;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+
+/**
+ * Polls one {@link CompletionQueue} from one thread, the one that created it,
+ * without the shared arena's atomic acquire and release that
+ * {@link CompletionQueue#poll} pays on every call.
+ * <p>
+ * The CQ and the batch are passed to the provider by address. What keeps them
+ * allocated is not an arena but ownership: while this poller is open its CQ
+ * refuses to close ({@link ResourceInUseException} naming the poller), a
+ * batch must be one of the CQ's own ({@link CompletionQueue#newBatch}), whose
+ * memory lives as long as the CQ, and only the owning thread may poll or
+ * close, so a close can never run under a poll. If the thread ends without
+ * closing it, any thread may close it.
+ * <p>
+ * Not for sharing: another thread gets a {@link WrongThreadException}. Close
+ * it on its thread before closing the CQ (or the context or connection that
+ * owns the CQ).
+ */
+public final class ConfinedPoller implements AutoCloseable {
+    private final CompletionQueue cq;
+    private final ThreadConfinement thread;
+    private final MemorySegment pollFn;
+    private final long cqAddress;
+
+    ConfinedPoller(CompletionQueue cq, MemorySegment pollFn) {
+        this.cq = cq;
+        this.thread = new ThreadConfinement("ConfinedPoller of " + cq.description());
+        this.pollFn = pollFn;
+        cq.addUser(thread); // refused if the CQ is closing; from here on it cannot close
+        this.cqAddress = cq.cq().address();
+    }
+
+    /** {@link CompletionQueue#poll}: up to {@code batch.capacity()} completions into {@code batch}. */
+    public int poll(CompletionBatch batch) throws RdmaException {
+        thread.check();
+        if (!batch.belongsTo(cq)) {
+            throw new IllegalArgumentException("a ConfinedPoller polls only into batches of its own CQ ("
+                    + "CompletionQueue.newBatch): their memory lives as long as the CQ");
+        }
+        if (cq.hasOverrun()) {
+            batch.filled(0);
+            throw cq.overrunError();
+        }
+        int n = DataPath.pollCqAt(pollFn, cqAddress, batch.capacity(), batch.address());
+        if (n < 0) {
+            batch.filled(0);
+            throw Errno.failure("ibv_poll_cq", cq.description(), n);
+        }
+        batch.filled(n);
+        return n;
+    }
+
+    /** Polls until at least one completion arrives or {@code timeout} passes (then 0). */
+    public int pollUntil(CompletionBatch batch, Duration timeout) throws RdmaException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        int n;
+        while ((n = poll(batch)) == 0) {
+            if (System.nanoTime() - deadline > 0) {
+                return 0;
+            }
+            Thread.onSpinWait();
+        }
+        return n;
+    }
+
+    public CompletionQueue completionQueue() {
+        return cq;
+    }
+
+    /** Releases the CQ. On the owning thread, or on any once it has ended; idempotent. */
+    @Override
+    public void close() {
+        if (thread.close()) {
+            cq.removeUser(thread);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return thread.toString();
+    }
+}
