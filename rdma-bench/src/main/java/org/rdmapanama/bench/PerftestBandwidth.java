@@ -1,8 +1,8 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.ConfinedPoster;
 import org.rdmapanama.MemoryRegion;
 import org.rdmapanama.Opcode;
-import org.rdmapanama.QueuePair;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.SendRequest;
 import org.rdmapanama.device.Transport;
@@ -24,7 +24,7 @@ final class PerftestBandwidth {
     private final DurationClock clock = new DurationClock();
     private final boolean server;
     private final boolean needsCredits; // no RNR retry: a Send must never find its peer without a receive
-    private final QueuePair qp;
+    private final ConfinedPoster qp; // the run thread's: no arena acquire per post
     private final MemoryRegion mr;
     private final SendRequest data;
     private final PerftestWire peer;
@@ -42,7 +42,7 @@ final class PerftestBandwidth {
         this.server = link.server;
         this.nativePeer = link.nativePeer;
         this.needsCredits = !link.ctx.transport().retriesReceiverNotReady();
-        this.qp = link.qp;
+        this.qp = link.poster;
         this.mr = link.mr;
         this.data = link.data;
         this.peer = link.peer;

@@ -1,8 +1,8 @@
 package org.rdmapanama.bench;
 
 import org.rdmapanama.CompletionBatch;
-import org.rdmapanama.CompletionQueue;
-import org.rdmapanama.QueuePair;
+import org.rdmapanama.ConfinedPoller;
+import org.rdmapanama.ConfinedPoster;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ReceiveRequest;
 
@@ -18,9 +18,9 @@ final class PerftestCompletions {
     /** A data loop that sees no progress this long gives up: the peer is gone. */
     static final long STALL_NANOS = Duration.ofSeconds(30).toNanos();
 
-    private final CompletionQueue cq;
+    private final ConfinedPoller cq; // the run thread's, as is the poster: no arena acquire per call
     private final CompletionBatch batch;
-    private final QueuePair qp;
+    private final ConfinedPoster qp;
     private final ReceiveRequest recv;
     /** When each data WR completed, while {@link #recordCompletions}. */
     final long[] tcompleted;
@@ -42,9 +42,9 @@ final class PerftestCompletions {
     private int idlePolls;
 
     PerftestCompletions(PerftestLink link, int records) {
-        this.cq = link.cq;
-        this.batch = link.batch;
-        this.qp = link.qp;
+        this.cq = link.poller;
+        this.batch = link.dataBatch;
+        this.qp = link.poster;
         this.recv = link.recv;
         this.postedRecvs = link.postedRecvs;
         this.totalRecvs = link.totalRecvs;

@@ -1,7 +1,7 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.ConfinedPoster;
 import org.rdmapanama.MemoryRegion;
-import org.rdmapanama.QueuePair;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.SendRequest;
 
@@ -33,7 +33,7 @@ final class PerftestControl {
 
     private final PerftestOptions o;
     private final PerftestCompletions done;
-    private final QueuePair qp;
+    private final ConfinedPoster qp; // the run thread's: no arena acquire per post
     private final MemoryRegion mr;
     private final MemorySegment mem;
     private final SendRequest ctrl;
@@ -47,7 +47,7 @@ final class PerftestControl {
     PerftestControl(PerftestLink link, PerftestCompletions done) {
         this.o = link.o;
         this.done = done;
-        this.qp = link.qp;
+        this.qp = link.poster;
         this.mr = link.mr;
         this.mem = link.mem;
         this.ctrl = link.ctrl;

@@ -1,8 +1,8 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.ConfinedPoster;
 import org.rdmapanama.MemoryRegion;
 import org.rdmapanama.Opcode;
-import org.rdmapanama.QueuePair;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.SendRequest;
 
@@ -26,7 +26,7 @@ final class PerftestLatency {
     private final DurationClock clock = new DurationClock();
     private final boolean server;
     private final int slot;
-    private final QueuePair qp;
+    private final ConfinedPoster qp; // the run thread's: no arena acquire per post
     private final MemoryRegion mr;
     private final MemorySegment mem;
     private final SendRequest data;
@@ -38,7 +38,7 @@ final class PerftestLatency {
         this.done = done;
         this.server = link.server;
         this.slot = link.slot;
-        this.qp = link.qp;
+        this.qp = link.poster;
         this.mr = link.mr;
         this.mem = link.mem;
         this.data = link.data;

@@ -4,6 +4,8 @@ import org.rdmapanama.Access;
 import org.rdmapanama.device.AtomicCapability;
 import org.rdmapanama.CompletionBatch;
 import org.rdmapanama.CompletionQueue;
+import org.rdmapanama.ConfinedPoller;
+import org.rdmapanama.ConfinedPoster;
 import org.rdmapanama.DeviceContext;
 import org.rdmapanama.MemoryRegion;
 import org.rdmapanama.Opcode;
@@ -86,6 +88,10 @@ final class PerftestLink implements AutoCloseable {
     SendRequest credit;
     ReceiveRequest recv;
     CompletionBatch batch;
+    /** The data path, bound to the thread that connected (which runs the test): see {@link #connect}. */
+    ConfinedPoller poller;
+    ConfinedPoster poster;
+    CompletionBatch dataBatch;
     PerftestWire mine;
     PerftestWire peer;
     int outReads;
@@ -112,6 +118,12 @@ final class PerftestLink implements AutoCloseable {
         } else {
             connectOob(config);
         }
+        // One thread owns a run, so its posts and polls go through objects bound
+        // to it: the QP and CQ cannot close under them, and no call pays the
+        // shared arena's atomic acquire. close() releases them first.
+        dataBatch = cq.newBatch(16);
+        poller = cq.confinedPoller();
+        poster = qp.confinedPoster();
     }
 
     /** Watches for the peer going away during the run; after {@link #connect}. */
@@ -361,7 +373,7 @@ final class PerftestLink implements AutoCloseable {
 
     @Override
     public void close() {
-        for (AutoCloseable c : new AutoCloseable[] {data, ctrl, credit, recv, batch}) {
+        for (AutoCloseable c : new AutoCloseable[] {poster, poller, data, ctrl, credit, recv, batch}) {
             closeQuietly(c);
         }
         if (connection != null) {

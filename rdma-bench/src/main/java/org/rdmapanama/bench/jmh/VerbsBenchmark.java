@@ -17,6 +17,8 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.rdmapanama.Access;
 import org.rdmapanama.CompletionBatch;
 import org.rdmapanama.CompletionQueue;
+import org.rdmapanama.ConfinedPoller;
+import org.rdmapanama.ConfinedPoster;
 import org.rdmapanama.DeviceContext;
 import org.rdmapanama.MemoryRegion;
 import org.rdmapanama.Opcode;
@@ -38,6 +40,12 @@ import java.util.concurrent.TimeUnit;
  * {@code ibv_poll_cq} (pure userspace on rxe: it isolates the FFM call),
  * {@code ibv_post_recv}, and an RDMA Write posted and polled to completion on
  * a loopback RC QP. Run with {@code -prof gc}: each must allocate 0 B/op.
+ * <p>
+ * Each comes twice: through the resource itself (the shared path, one
+ * atomic arena acquire and release per call) and, suffixed {@code Confined},
+ * through a {@link ConfinedPoller} or {@link ConfinedPoster} bound to the
+ * benchmark thread. Those are made and closed per iteration, on the thread
+ * that runs it.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -90,10 +98,49 @@ public class VerbsBenchmark {
         ctx.close();
     }
 
+    /** The confined pollers and poster, bound to the thread that runs the iteration. */
+    @State(Scope.Thread)
+    public static class Confined {
+        ConfinedPoller emptyPoller;
+        ConfinedPoller poller;
+        ConfinedPoster poster;
+
+        @Setup(Level.Iteration)
+        public void open(VerbsBenchmark b) {
+            emptyPoller = b.emptyCq.confinedPoller();
+            poller = b.cq.confinedPoller();
+            poster = b.a.confinedPoster();
+        }
+
+        @TearDown(Level.Iteration)
+        public void close() {
+            poster.close();
+            poller.close();
+            emptyPoller.close();
+        }
+    }
+
     /** {@code ibv_poll_cq} on a CQ that never has completions. */
     @Benchmark
     public int pollEmptyCq() throws RdmaException {
         return emptyCq.poll(emptyBatch);
+    }
+
+    /** {@link #pollEmptyCq} through a {@link ConfinedPoller}. */
+    @Benchmark
+    public int pollEmptyCqConfined(Confined c) throws RdmaException {
+        return c.emptyPoller.poll(emptyBatch);
+    }
+
+    /** {@link #postSendPoll} through a {@link ConfinedPoster} and {@link ConfinedPoller}. */
+    @Benchmark
+    public int postSendPollConfined(Confined c) throws RdmaException {
+        c.poster.postSend(write);
+        int n;
+        while ((n = c.poller.poll(batch)) == 0) {
+            Thread.onSpinWait();
+        }
+        return n;
     }
 
     /** {@code ibv_post_send} of a 64-byte signaled RDMA Write, then {@code ibv_poll_cq} until it completes. */
@@ -123,10 +170,22 @@ public class VerbsBenchmark {
             qp.toInit(1);
         }
 
+        ConfinedPoster poster;
+
         @Setup(Level.Invocation)
         public void empty() throws RdmaException {
             qp.toReset(); // RESET drops posted receives without completions
             qp.toInit(1);
+        }
+
+        @Setup(Level.Iteration)
+        public void bind() {
+            poster = qp.confinedPoster();
+        }
+
+        @TearDown(Level.Iteration)
+        public void unbind() {
+            poster.close();
         }
 
     }
@@ -137,6 +196,15 @@ public class VerbsBenchmark {
     public void postRecv(ReceiveQueue rq) throws RdmaException {
         for (int i = 0; i < RECV_BATCH; i++) {
             rq.qp.postRecv(rq.recv);
+        }
+    }
+
+    /** {@link #postRecv} through a {@link ConfinedPoster}. */
+    @Benchmark
+    @OperationsPerInvocation(RECV_BATCH)
+    public void postRecvConfined(ReceiveQueue rq) throws RdmaException {
+        for (int i = 0; i < RECV_BATCH; i++) {
+            rq.poster.postRecv(rq.recv);
         }
     }
 }

@@ -18,10 +18,16 @@ public final class JmhTable {
     private JmhTable() {}
 
     /**
-     * One benchmark; {@code c} is null when the C loop has no such line, javaNs NaN when JMH did
-     * not run it, allocBytes NaN without -prof gc.
+     * A JMH benchmark named {@code NAME} + this suffix is the same call through the
+     * thread-confined data path: its C twin is {@code NAME}'s.
      */
-    public record Row(String benchmark, double javaNs, Stats c, double allocBytes) {
+    static final String CONFINED = "Confined";
+
+    /**
+     * One benchmark; {@code c} is null when the C loop has no such line, javaNs NaN when JMH did
+     * not run it, javaError JMH's 99.9 % error (NaN if absent), allocBytes NaN without -prof gc.
+     */
+    public record Row(String benchmark, double javaNs, double javaError, Stats c, double allocBytes) {
         public double ratio() {
             return c == null ? Double.NaN : javaNs / c.median();
         }
@@ -45,6 +51,7 @@ public final class JmhTable {
         }
         Map<String, Double> alloc = new LinkedHashMap<>();
         Map<String, Double> score = new LinkedHashMap<>();
+        Map<String, Double> error = new LinkedHashMap<>();
         for (Map<String, String> r : jmh.rows()) {
             String name = r.get("Benchmark");
             OptionalDouble v = Stats.parse(r.get("Score"));
@@ -52,19 +59,25 @@ public final class JmhTable {
                 alloc.put(simple(name.substring(0, name.indexOf(':'))), v.orElse(Double.NaN));
             } else if (!name.contains(":")) {
                 score.put(simple(name), v.orElse(Double.NaN));
+                String e = r.get("Score Error (99.9%)");
+                error.put(simple(name), e == null ? Double.NaN : Stats.parse(e).orElse(Double.NaN));
             }
         }
         if (score.isEmpty()) throw new IOException(jmh.path() + " has no benchmark rows");
         List<Row> rows = new ArrayList<>();
         score.forEach((b, s) -> {
-            List<Double> c = cRounds.get(b);
-            rows.add(new Row(b, s, c == null ? null : Stats.of(c), alloc.getOrDefault(b, Double.NaN)));
+            List<Double> c = cRounds.get(twin(b));
+            rows.add(new Row(b, s, error.get(b), c == null ? null : Stats.of(c), alloc.getOrDefault(b, Double.NaN)));
         });
         // A C benchmark that JMH did not run (a -p or name filter in JMH_ARGS) still shows its median.
         cRounds.forEach((b, c) -> {
-            if (!score.containsKey(b)) rows.add(new Row(b, Double.NaN, Stats.of(c), Double.NaN));
+            if (!score.containsKey(b)) rows.add(new Row(b, Double.NaN, Double.NaN, Stats.of(c), Double.NaN));
         });
         return rows;
+    }
+
+    private static String twin(String benchmark) {
+        return benchmark.endsWith(CONFINED) ? benchmark.substring(0, benchmark.length() - CONFINED.length()) : benchmark;
     }
 
     private static String simple(String benchmark) {
@@ -72,11 +85,11 @@ public final class JmhTable {
     }
 
     public static String table(List<Row> rows) {
-        String fmt = "%-14s %12s %12s %10s %14s  %s\n";
-        StringBuilder s = new StringBuilder(String.format(Locale.ROOT, fmt, "benchmark", "Java ns/op", "C ns/op", "Java/C",
-                "alloc B/op", "C [min..max] (n)"));
+        String fmt = "%-22s %12s %10s %12s %10s %14s  %s\n";
+        StringBuilder s = new StringBuilder(String.format(Locale.ROOT, fmt, "benchmark", "Java ns/op", "± (99.9%)",
+                "C ns/op", "Java/C", "alloc B/op", "C [min..max] (n)"));
         for (Row r : rows) {
-            s.append(String.format(Locale.ROOT, fmt, r.benchmark(), num("%.1f", r.javaNs()),
+            s.append(String.format(Locale.ROOT, fmt, r.benchmark(), num("%.1f", r.javaNs()), num("%.1f", r.javaError()),
                     r.c() == null ? "-" : num("%.1f", r.c().median()), num("%.2f", r.ratio()), num("%.3f", r.allocBytes()),
                     r.c() == null ? "-" : String.format(Locale.ROOT, "[%.1f..%.1f] (n=%d)", r.c().min(), r.c().max(), r.c().n())));
         }
@@ -84,9 +97,9 @@ public final class JmhTable {
     }
 
     public static String csv(List<Row> rows) {
-        StringBuilder s = new StringBuilder("benchmark,java_ns_op,c_n,c_median,c_min,c_max,java_over_c,alloc_b_op\n");
+        StringBuilder s = new StringBuilder("benchmark,java_ns_op,java_error,c_n,c_median,c_min,c_max,java_over_c,alloc_b_op\n");
         for (Row r : rows) {
-            s.append(r.benchmark()).append(',').append(field(r.javaNs())).append(',');
+            s.append(r.benchmark()).append(',').append(field(r.javaNs())).append(',').append(field(r.javaError())).append(',');
             s.append(r.c() == null ? "0,,," : String.format(Locale.ROOT, "%d,%.4f,%.4f,%.4f", r.c().n(), r.c().median(), r.c().min(), r.c().max()));
             s.append(',').append(field(r.ratio())).append(',').append(field(r.allocBytes())).append('\n');
         }
