@@ -53,7 +53,18 @@ public final class SideBySide {
     /** The comparisons, and how many rows had no number (perftest's "inf", an empty field). */
     public record Loaded(List<Comparison> rows, int skipped) {}
 
-    private record Group(String device, String transport, List<String> key, String metric, String unit) {}
+    /**
+     * bench-vs-perftest's third side: a Java client against a native server. Its row compares
+     * that pair with the native pair, so a ratio away from 1 is the Java client's doing.
+     */
+    public static final String MIXED = "mixed";
+    static final String MIXED_LABEL = ", Java client + native server";
+
+    private record Group(String device, String transport, List<String> key, String metric, String unit, boolean mixed) {
+        Group unmixed() {
+            return new Group(device, transport, key, metric, unit, false);
+        }
+    }
 
     public static Loaded load(Kind kind, Csv csv) throws IOException {
         List<String> need = new ArrayList<>(List.of("device", "transport", "side", "metric", "value", "unit"));
@@ -64,8 +75,10 @@ public final class SideBySide {
         for (Map<String, String> row : csv.rows()) {
             if (!kind.compares(row.get("metric"))) continue;
             String side = row.get("side");
-            if (!side.equals("native") && !side.equals("java")) {
-                throw new IOException(csv.path() + ": side '" + side + "' is neither native nor java");
+            boolean mixed = kind == Kind.PERFTEST && side.equals(MIXED);
+            if (!side.equals("native") && !side.equals("java") && !mixed) {
+                throw new IOException(csv.path() + ": side '" + side + "' is neither native nor java"
+                        + (kind == Kind.PERFTEST ? " nor " + MIXED : ""));
             }
             OptionalDouble v = Stats.parse(row.get("value"));
             if (v.isEmpty()) {
@@ -73,14 +86,18 @@ public final class SideBySide {
                 continue;
             }
             List<String> key = kind.keyColumns.stream().map(row::get).toList();
-            Group g = new Group(row.get("device"), row.get("transport"), key, row.get("metric"), row.get("unit"));
-            groups.computeIfAbsent(g, x -> new HashMap<>()).computeIfAbsent(side, x -> new ArrayList<>()).add(v.getAsDouble());
+            Group g = new Group(row.get("device"), row.get("transport"), key, row.get("metric"), row.get("unit"), mixed);
+            groups.computeIfAbsent(g, x -> new HashMap<>()).computeIfAbsent(mixed ? "java" : side, x -> new ArrayList<>())
+                    .add(v.getAsDouble());
         }
         List<Comparison> rows = new ArrayList<>();
         for (var e : groups.entrySet()) {
             Group g = e.getKey();
-            List<Double> n = e.getValue().get("native"), j = e.getValue().get("java");
-            rows.add(new Comparison(g.device(), g.transport(), g.key(), kind.label(g.key()), Metric.of(g.metric(), g.unit()),
+            // A mixed pair's Java client is held against the same case's native pair.
+            var sides = g.mixed() ? groups.getOrDefault(g.unmixed(), Map.of()) : e.getValue();
+            List<Double> n = sides.get("native"), j = e.getValue().get("java");
+            String label = kind.label(g.key()) + (g.mixed() ? MIXED_LABEL : "");
+            rows.add(new Comparison(g.device(), g.transport(), g.key(), label, Metric.of(g.metric(), g.unit()),
                     n == null ? null : Stats.of(n), j == null ? null : Stats.of(j)));
         }
         // In raw.csv's order, which is the runner's DEVICES and CASES order; devices grouped.
@@ -116,14 +133,19 @@ public final class SideBySide {
         return s.toString();
     }
 
-    /** summary.csv: one row per case, the case's own raw.csv columns first. */
+    /**
+     * summary.csv: one row per case, the case's own raw.csv columns first; for perftest then
+     * {@code java_side}: {@code java} (both ends Java) or {@code mixed} (Java client, native server).
+     */
     public static String csv(Kind kind, List<Comparison> rows) {
         StringBuilder s = new StringBuilder("device,transport,");
         for (String k : kind.keyColumns) s.append(k).append(',');
+        if (kind == Kind.PERFTEST) s.append("java_side,");
         s.append("metric,unit,native_n,native_median,native_min,native_max,java_n,java_median,java_min,java_max,java_over_native,verdict\n");
         for (Comparison c : rows) {
             s.append(c.device()).append(',').append(c.transport()).append(',');
             for (String k : c.key()) s.append(k).append(',');
+            if (kind == Kind.PERFTEST) s.append(c.label().endsWith(MIXED_LABEL) ? MIXED : "java").append(',');
             s.append(c.metric().name()).append(',').append(c.metric().unit()).append(',');
             s.append(fields(c.nat())).append(',').append(fields(c.java())).append(',');
             s.append(Double.isNaN(c.ratio()) ? "" : String.format(Locale.ROOT, "%.4f", c.ratio())).append(',');
@@ -133,7 +155,10 @@ public final class SideBySide {
     }
 
     private static String spread(Stats st) {
-        return st == null ? "-" : String.format(Locale.ROOT, "%.2f [%.2f..%.2f]", st.median(), st.min(), st.max());
+        if (st == null) return "-";
+        // Message rates are fractions of a Mpps under emulation: two decimals would hide them.
+        String f = st.median() < 1 ? "%.4f" : "%.2f";
+        return String.format(Locale.ROOT, f + " [" + f + ".." + f + "]", st.median(), st.min(), st.max());
     }
 
     private static int n(Stats st) {

@@ -77,15 +77,40 @@ class ReportCommandTest {
         assertTrue(txt.indexOf("rxe0 (RoCEv2)") < txt.indexOf("siw0 (iWARP)"), txt);
 
         List<String> csv = Files.readAllLines(dir.resolve("summary.csv"));
-        assertEquals("device,transport,test,bytes,metric,unit,native_n,native_median,native_min,native_max,"
+        assertEquals("device,transport,test,bytes,java_side,metric,unit,native_n,native_median,native_min,native_max,"
                 + "java_n,java_median,java_min,java_max,java_over_native,verdict", csv.get(0));
-        assertEquals("rxe0,RoCEv2,write_lat,2,t_typical,usec,4,11.5000,10.0000,13.0000,3,11.0000,10.5000,11.5000,0.9565,within spread", csv.get(1));
+        assertEquals("rxe0,RoCEv2,write_lat,2,java,t_typical,usec,4,11.5000,10.0000,13.0000,3,11.0000,10.5000,11.5000,0.9565,within spread", csv.get(1));
         assertEquals(4, csv.size());
 
         // Two devices: two rows of panels, latency and bandwidth side by side.
         BufferedImage img = png(dir.resolve("plot.png"));
         assertEquals(2 * Plot.PANEL_W, img.getWidth());
         assertEquals(Plot.TITLE_H + 2 * Plot.PANEL_H, img.getHeight());
+    }
+
+    /** A Java client against a native server is its own row, held against the native pair; message rate is a metric. */
+    @Test
+    void mixedPairsAndMessageRate(@TempDir Path dir) throws IOException {
+        write(dir.resolve("raw.csv"),
+                "device,transport,test,bytes,side,round,metric,value,unit",
+                "rxe0,RoCEv2,write_bw,2,native,1,msg_rate,0.100,Mpps",
+                "rxe0,RoCEv2,write_bw,2,java,1,msg_rate,0.090,Mpps",
+                "rxe0,RoCEv2,write_bw,2,mixed,1,msg_rate,0.050,Mpps",
+                "rxe0,RoCEv2,write_bw,2,native,2,msg_rate,0.110,Mpps",
+                "rxe0,RoCEv2,write_bw,2,java,2,msg_rate,0.100,Mpps",
+                "rxe0,RoCEv2,write_bw,2,mixed,2,msg_rate,0.060,Mpps");
+        Result r = run(dir.toString());
+        assertEquals(0, r.status(), r.err());
+        String txt = Files.readString(dir.resolve("summary.txt"));
+        // native 0.100, 0.110 -> 0.105; Java 0.095 (0.905); the mixed pair 0.055 (0.524).
+        assertTrue(line(txt, "write_bw 2 B ").matches("write_bw 2 B +msg_rate +0\\.1050 .* 0\\.905 .*"), txt);
+        assertTrue(line(txt, "write_bw 2 B, Java client + native server")
+                .matches(".* msg_rate +0\\.1050 \\[0\\.1000\\.\\.0\\.1100] +0\\.0550 \\[0\\.0500\\.\\.0\\.0600] +0\\.524 +too few rounds.*"), txt);
+        List<String> csv = Files.readAllLines(dir.resolve("summary.csv"));
+        assertEquals(3, csv.size());
+        assertTrue(csv.get(1).startsWith("rxe0,RoCEv2,write_bw,2,java,msg_rate,Mpps,2,0.1050,"), csv.get(1));
+        assertTrue(csv.get(2).startsWith("rxe0,RoCEv2,write_bw,2,mixed,msg_rate,Mpps,2,0.1050,"), csv.get(2));
+        assertTrue(Files.exists(dir.resolve("plot.png")));
     }
 
     /** As scripts/bench/scale-lab-run writes it: native's one exec-to-exit rate under both metrics, Java's cold and warm. */
@@ -131,7 +156,8 @@ class ReportCommandTest {
                 b + "pollEmptyCq:gc.alloc.rate\",\"avgt\",1,5,0.001,NaN,\"MB/sec\",rxe0",
                 b + "pollEmptyCq:gc.alloc.rate.norm\",\"avgt\",1,5,0.000123,0.0001,\"B/op\",rxe0",
                 b + "postRecv\",\"avgt\",1,5,90.000000,2.5,\"ns/op\",rxe0",
-                b + "postRecv:gc.alloc.rate.norm\",\"avgt\",1,5,0.5,0.1,\"B/op\",rxe0");
+                b + "postRecv:gc.alloc.rate.norm\",\"avgt\",1,5,0.5,0.1,\"B/op\",rxe0",
+                b + "pollEmptyCqConfined\",\"avgt\",1,5,30.750000,0.8,\"ns/op\",rxe0");
         write(dir.resolve("c-before.txt"), "pollEmptyCq 20.0", "postRecv 60.0", "pollEmptyCq 21.0", "postRecv 61.0");
         write(dir.resolve("c-after.txt"), "pollEmptyCq 19.0", "postRecv 59.0", "pollEmptyCq 22.0", "postRecv nan",
                 "postSendPoll 300.0");
@@ -140,15 +166,18 @@ class ReportCommandTest {
         String txt = Files.readString(dir.resolve("summary.txt"));
         assertEquals(txt, r.out());
         // C rounds 19, 20, 21, 22 -> 20.5; 51.4 / 20.5 = 2.51
-        assertTrue(line(txt, "pollEmptyCq").matches("pollEmptyCq +51\\.4 +20\\.5 +2\\.51 +0\\.000 +\\[19\\.0\\.\\.22\\.0] \\(n=4\\)"), txt);
+        assertTrue(line(txt, "pollEmptyCq").matches("pollEmptyCq +51\\.4 +1\\.2 +20\\.5 +2\\.51 +0\\.000 +\\[19\\.0\\.\\.22\\.0] \\(n=4\\)"), txt);
         // postRecv: "nan" is not a round; 59, 60, 61 -> 60
-        assertTrue(line(txt, "postRecv").matches("postRecv +90\\.0 +60\\.0 +1\\.50 +0\\.500 +\\[59\\.0\\.\\.61\\.0] \\(n=3\\)"), txt);
+        assertTrue(line(txt, "postRecv").matches("postRecv +90\\.0 +2\\.5 +60\\.0 +1\\.50 +0\\.500 +\\[59\\.0\\.\\.61\\.0] \\(n=3\\)"), txt);
+        // The confined variant of a call is compared with the same C twin: 30.75 / 20.5 = 1.50.
+        assertTrue(line(txt, "pollEmptyCqConfined").matches("pollEmptyCqConfined +30\\.8 +0\\.8 +20\\.5 +1\\.50 +- .*"), txt);
         // Only in the C loop (JMH_ARGS filtered it out): no Java figure, no ratio.
-        assertTrue(line(txt, "postSendPoll").matches("postSendPoll +- +300\\.0 +- +- +\\[300\\.0\\.\\.300\\.0] \\(n=1\\)"), txt);
-        assertEquals(List.of("benchmark,java_ns_op,c_n,c_median,c_min,c_max,java_over_c,alloc_b_op",
-                        "pollEmptyCq,51.4000,4,20.5000,19.0000,22.0000,2.5073,0.0001",
-                        "postRecv,90.0000,3,60.0000,59.0000,61.0000,1.5000,0.5000",
-                        "postSendPoll,,1,300.0000,300.0000,300.0000,,"),
+        assertTrue(line(txt, "postSendPoll").matches("postSendPoll +- +- +300\\.0 +- +- +\\[300\\.0\\.\\.300\\.0] \\(n=1\\)"), txt);
+        assertEquals(List.of("benchmark,java_ns_op,java_error,c_n,c_median,c_min,c_max,java_over_c,alloc_b_op",
+                        "pollEmptyCq,51.4000,1.2000,4,20.5000,19.0000,22.0000,2.5073,0.0001",
+                        "postRecv,90.0000,2.5000,3,60.0000,59.0000,61.0000,1.5000,0.5000",
+                        "pollEmptyCqConfined,30.7500,0.8000,4,20.5000,19.0000,22.0000,1.5000,",
+                        "postSendPoll,,,1,300.0000,300.0000,300.0000,,"),
                 Files.readAllLines(dir.resolve("summary.csv")));
     }
 
