@@ -7,7 +7,6 @@ import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Verbs;
 
 import java.lang.foreign.MemorySegment;
-import java.time.Duration;
 
 /**
  * {@code struct ibv_cq}. {@link #poll} is the data path: one call through
@@ -20,7 +19,7 @@ import java.time.Duration;
  * error, and every later {@link #poll} throws
  * {@link CompletionQueueOverrunException}: loss is never silent.
  */
-public final class CompletionQueue extends NativeResource {
+public final class CompletionQueue extends NativeResource implements CompletionSource {
     private final DeviceContext context;
     private final CompletionChannel channel;
     private final MemorySegment pollFn;
@@ -110,8 +109,10 @@ public final class CompletionQueue extends NativeResource {
 
     /**
      * {@code ibv_poll_cq}: moves up to {@code batch.capacity()} completions into
-     * {@code batch} and returns how many (0 when there are none).
+     * {@code batch} and returns how many (0 when there are none). For event mode
+     * use {@link #requestNotification} and {@link CompletionChannel#await}.
      */
+    @Override
     public int poll(CompletionBatch batch) throws RdmaException {
         if (overrun) {
             batch.filled(0);
@@ -165,22 +166,6 @@ public final class CompletionQueue extends NativeResource {
         }
     }
 
-    /**
-     * Polls until at least one completion arrives or {@code timeout} passes,
-     * spinning; returns the count (0 on timeout). For event mode use
-     * {@link #requestNotification} and {@link CompletionChannel#await}.
-     */
-    public int pollUntil(CompletionBatch batch, Duration timeout) throws RdmaException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        int n;
-        while ((n = poll(batch)) == 0) {
-            if (System.nanoTime() - deadline > 0) {
-                return 0;
-            }
-            Thread.onSpinWait();
-        }
-        return n;
-    }
 
     @Override
     protected void destroy(MemorySegment raw) throws RdmaException {

@@ -5,7 +5,6 @@ import org.rdmapanama.internal.DataPath;
 import org.rdmapanama.internal.Errno;
 
 import java.lang.foreign.MemorySegment;
-import java.time.Duration;
 
 /**
  * Polls one {@link CompletionQueue} from one thread, the one that created it,
@@ -24,7 +23,7 @@ import java.time.Duration;
  * it on its thread before closing the CQ (or the context or connection that
  * owns the CQ).
  */
-public final class ConfinedPoller implements AutoCloseable {
+public final class ConfinedPoller implements CompletionSource, AutoCloseable {
     private final CompletionQueue cq;
     private final ThreadConfinement thread;
     private final MemorySegment pollFn;
@@ -39,6 +38,7 @@ public final class ConfinedPoller implements AutoCloseable {
     }
 
     /** {@link CompletionQueue#poll}: up to {@code batch.capacity()} completions into {@code batch}. */
+    @Override
     public int poll(CompletionBatch batch) throws RdmaException {
         thread.check();
         if (!batch.belongsTo(cq)) {
@@ -55,19 +55,6 @@ public final class ConfinedPoller implements AutoCloseable {
             throw Errno.failure("ibv_poll_cq", cq.description(), n);
         }
         batch.filled(n);
-        return n;
-    }
-
-    /** Polls until at least one completion arrives or {@code timeout} passes (then 0). */
-    public int pollUntil(CompletionBatch batch, Duration timeout) throws RdmaException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        int n;
-        while ((n = poll(batch)) == 0) {
-            if (System.nanoTime() - deadline > 0) {
-                return 0;
-            }
-            Thread.onSpinWait();
-        }
         return n;
     }
 
