@@ -137,6 +137,7 @@ final class PerftestLink implements AutoCloseable {
         boolean ok = false;
         try {
             l.allocate(end.protectionDomain());
+            l.bindDataPath(); // on the warm-up's thread, which runs its loops and closes it
             ok = true;
             return l;
         } finally {
@@ -148,7 +149,7 @@ final class PerftestLink implements AutoCloseable {
 
     /** Closes what a {@link #loopbackEnd} owns (the exchange and the connection are not its own). */
     void closeLoopbackEnd() {
-        for (AutoCloseable c : new AutoCloseable[] {data, ctrl, credit, recv, batch, mr}) {
+        for (AutoCloseable c : new AutoCloseable[] {poster, poller, data, ctrl, credit, recv, batch, mr}) {
             closeQuietly(c);
         }
     }
@@ -164,9 +165,15 @@ final class PerftestLink implements AutoCloseable {
         } else {
             connectOob(config);
         }
-        // One thread owns a run, so its posts and polls go through objects bound
-        // to it: the QP and CQ cannot close under them, and no call pays the
-        // shared arena's atomic acquire. close() releases them first.
+        bindDataPath();
+    }
+
+    /**
+     * One thread owns a run, so its posts and polls go through objects bound
+     * to it: the QP and CQ cannot close under them, and no call pays the
+     * shared arena's atomic acquire. Closing the link releases them first.
+     */
+    private void bindDataPath() {
         dataBatch = cq.newBatch(16);
         poller = cq.confinedPoller();
         poster = qp.confinedPoster();
