@@ -10,6 +10,7 @@ import org.rdmapanama.device.Transport;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -189,8 +190,15 @@ class PerftestNativeInteropTest {
         Case c = new Case(PerftestOptions.Test.SEND_BW, Transport.IWARP, true);
         int port = PORTS.getAndIncrement();
         List<String> f = flags(c, s, port);
-        CompletableFuture<MainTest.Result> server = CompletableFuture.supplyAsync(
-                () -> MainTest.run(f.toArray(String[]::new)));
+        // The server's output is kept where a hang can still show it.
+        java.io.ByteArrayOutputStream serverOut = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream serverErr = new java.io.ByteArrayOutputStream();
+        CompletableFuture<MainTest.Result> server = CompletableFuture.supplyAsync(() -> {
+            int status = Main.run(f.toArray(String[]::new), new java.io.PrintStream(serverOut, true, StandardCharsets.UTF_8),
+                    new java.io.PrintStream(serverErr, true, StandardCharsets.UTF_8));
+            return new MainTest.Result(status, serverOut.toString(StandardCharsets.UTF_8),
+                    serverErr.toString(StandardCharsets.UTF_8));
+        });
         awaitListening(c, port);
         Process client = RcPingpongInteropTest.nativeTool(
                 nativeCommand(PerftestOptions.Test.SEND_BW, f, LabSelection.address(s)).toArray(String[]::new));
@@ -198,8 +206,12 @@ class PerftestNativeInteropTest {
         try {
             r = server.get(120, TimeUnit.SECONDS);
         } catch (java.util.concurrent.TimeoutException e) {
+            String where = where(); // with the client still there: its cm_ids and QPs are part of the picture
             client.destroyForcibly();
-            throw new AssertionError("no refusal within 120 s; " + where(), e);
+            client.waitFor(10, TimeUnit.SECONDS);
+            throw new AssertionError("no refusal within 120 s; the server printed:\n" + serverOut.toString(StandardCharsets.UTF_8)
+                    + serverErr.toString(StandardCharsets.UTF_8) + "\nthe native client printed:\n"
+                    + new String(client.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "\n" + where, e);
         }
         if (!client.waitFor(60, TimeUnit.SECONDS)) {
             client.destroyForcibly();
