@@ -26,7 +26,7 @@ import java.time.Duration;
  */
 final class PerftestCommand {
     /** Warm-up rounds go on until the JIT has been idle this long, or for --warmup seconds at most. */
-    private static final long JIT_QUIET_NANOS = Duration.ofSeconds(1).toNanos();
+    static final long JIT_QUIET_NANOS = Duration.ofSeconds(1).toNanos();
 
     private PerftestCommand() {}
 
@@ -45,7 +45,7 @@ final class PerftestCommand {
             PerftestOptions.usage(test, out);
             return Main.OK;
         }
-        try (PerftestLink link = new PerftestLink(o, out)) {
+        try (PerftestLink link = new PerftestLink(o, out, err)) {
             link.connect();
             PerftestHeader.print(out, link);
             new Run(link, out, err).runAll();
@@ -90,10 +90,7 @@ final class PerftestCommand {
         void runAll() throws IOException {
             int[] sizes = o.sizes();
             if (link.warmup()) {
-                warmUp(sizes);
-            } else if (o.warmup() && link.nativePeer && !(link.server && PerftestExchange.clientDriven(o.test))) {
-                err.println("warm-up: none: the peer is native perftest, which takes part in every round of "
-                        + o.test.command + " and has no unreported ones");
+                warmUp(sizes); // against native perftest it ran before our QP existed (PerftestLoopback)
             }
             // The column header comes after the warm-up's stderr line, right above its rows, as perftest's.
             boolean rows = PerftestHeader.printsRows(o);
@@ -137,15 +134,13 @@ final class PerftestCommand {
                         jitChangedAt = now;
                     }
                     boolean busy = now - jitChangedAt < JIT_QUIET_NANOS, capped = now - start >= max;
-                    // A native peer is passive in these rounds (PerftestLink.warmup): only our JIT decides.
-                    more = link.nativePeer ? busy && !capped : control.agree(busy, capped, timeout);
+                    more = control.agree(busy, capped, timeout);
                 } while (more);
             } finally {
                 out = real;
             }
-            err.printf("warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on %s, at most %d s)%n",
-                    rounds, (System.nanoTime() - start) / 1e9, JIT_QUIET_NANOS / 1_000_000_000,
-                    link.nativePeer ? "this side; the native server only waits" : "both sides", o.warmupMaxSeconds);
+            err.printf("warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on both sides, at most %d s)%n",
+                    rounds, (System.nanoTime() - start) / 1e9, JIT_QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds);
         }
 
         private void runSizes(int[] sizes) throws IOException {

@@ -63,9 +63,12 @@ final class PerftestLink implements AutoCloseable {
 
     final PerftestOptions o;
     final boolean server;
+    /** The end of a loopback connection for the local warm-up ({@link PerftestLoopback}), not the test's link. */
+    private final boolean loopback;
     /** S: the largest message, rounded up to 64 (no -R: at least the agreed cycle buffer). */
     int slot;
     private final PrintStream out;
+    private final PrintStream err;
 
     private DeviceContext ownedContext;
     private RdmaListener listener;
@@ -100,11 +103,55 @@ final class PerftestLink implements AutoCloseable {
     long postedRecvs;
     long totalRecvs;
 
-    PerftestLink(PerftestOptions o, PrintStream out) {
+    PerftestLink(PerftestOptions o, PrintStream out, PrintStream err) {
+        this(o, o.isServer(), false, out, err);
+    }
+
+    private PerftestLink(PerftestOptions o, boolean server, boolean loopback, PrintStream out, PrintStream err) {
         this.o = o;
         this.out = out;
-        this.server = o.isServer();
+        this.err = err;
+        this.server = server;
+        this.loopback = loopback;
         this.slot = (Math.max(o.maxSize(), 8) + 63) & ~63;
+    }
+
+    /**
+     * The warm-up's end of a loopback connection ({@link PerftestLoopback}): the test's loops run on it
+     * as on a link to a native peer, in the role {@code server}, with its receives open-ended. It watches
+     * the real peer's {@code exchange} (and, with -R, its own connection), as the run's watch will, so that
+     * the JIT sees the same branches; it owns only its work requests and batch ({@link #closeLoopbackEnd}).
+     */
+    static PerftestLink loopbackEnd(PerftestOptions o, boolean server, int slot, RdmaConnection end,
+                                    PerftestExchange exchange, boolean watchConnection) throws RdmaException {
+        PerftestLink l = new PerftestLink(o, server, true, null, null);
+        l.slot = slot;
+        l.nativePeer = true;
+        l.exchange = exchange;
+        l.connection = watchConnection ? end : null;
+        l.ctx = end.context();
+        l.selection = l.ctx.selection();
+        l.qp = end.queuePair();
+        l.cq = end.completionQueue();
+        l.batch = new CompletionBatch(16);
+        boolean ok = false;
+        try {
+            l.allocate(end.protectionDomain());
+            l.bindDataPath(); // on the warm-up's thread, which runs its loops and closes it
+            ok = true;
+            return l;
+        } finally {
+            if (!ok) {
+                l.closeLoopbackEnd();
+            }
+        }
+    }
+
+    /** Closes what a {@link #loopbackEnd} owns (the exchange and the connection are not its own). */
+    void closeLoopbackEnd() {
+        for (AutoCloseable c : new AutoCloseable[] {poster, poller, data, ctrl, credit, recv, batch, mr}) {
+            closeQuietly(c);
+        }
     }
 
     void connect() throws IOException, InterruptedException {
@@ -118,9 +165,15 @@ final class PerftestLink implements AutoCloseable {
         } else {
             connectOob(config);
         }
-        // One thread owns a run, so its posts and polls go through objects bound
-        // to it: the QP and CQ cannot close under them, and no call pays the
-        // shared arena's atomic acquire. close() releases them first.
+        bindDataPath();
+    }
+
+    /**
+     * One thread owns a run, so its posts and polls go through objects bound
+     * to it: the QP and CQ cannot close under them, and no call pays the
+     * shared arena's atomic acquire. Closing the link releases them first.
+     */
+    private void bindDataPath() {
         dataBatch = cq.newBatch(16);
         poller = cq.confinedPoller();
         poster = qp.confinedPoster();
@@ -160,7 +213,7 @@ final class PerftestLink implements AutoCloseable {
             recv.wrId(RECV_ID).sge(mr, slot, slot);
             int sizes = o.sizes().length;
             // The warm-up runs as many rounds as the JIT needs: then the count is open-ended, as with -D.
-            totalRecvs = o.duration != null || warmup() ? Long.MAX_VALUE : (long) o.iters * sizes;
+            totalRecvs = o.duration != null || warmup() || loopback ? Long.MAX_VALUE : (long) o.iters * sizes;
             long first = Math.min(o.rxDepth(), totalRecvs);
             for (long i = 0; i < first; i++) {
                 qp.postRecv(recv);
@@ -170,13 +223,25 @@ final class PerftestLink implements AutoCloseable {
     }
 
     /**
-     * Unreported rounds before the reported run. An rdma-bench peer takes part and votes
-     * (PerftestControl.agree). Native perftest counts every message of its run, so against it only
-     * a client whose server is passive until the end (read_lat, atomic_lat, write_bw, read_bw) warms
-     * up, alone, until its own JIT is idle; the other tests run without a warm-up.
+     * Unreported rounds with the peer before the reported run: an rdma-bench peer takes part and votes
+     * (PerftestControl.agree). Native perftest counts every message of its run and has no unreported
+     * rounds: against it the warm-up runs earlier, in this process only, on a loopback connection
+     * ({@link #warmUpLocally}).
      */
     boolean warmup() {
-        return o.warmup() && (!nativePeer || (!server && PerftestExchange.clientDriven(o.test)));
+        return o.warmup() && !nativePeer;
+    }
+
+    /**
+     * Against native perftest: the local warm-up ({@link PerftestLoopback}), right after the
+     * version, system-data and MTU blocks and before our QP exists. perftest then waits for our
+     * next block with no timeout (a blocking read() on the TCP socket, a busy ibv_poll_cq with -R),
+     * and nothing reaches it meanwhile. A warm-up that fails is reported and the run goes on cold.
+     */
+    private void warmUpLocally(DeviceContext device) {
+        if (nativePeer && o.warmup() && PerftestLoopback.role(o.test, server) != null) {
+            PerftestLoopback.warmUp(o, server, slot, device, exchange, err);
+        }
     }
 
     private PerftestWire describe(int lid, byte[] gid) {
@@ -206,6 +271,7 @@ final class PerftestLink implements AutoCloseable {
         exchange = server ? PerftestTcpExchange.accept(o.port, SETUP_TIMEOUT, out)
                 : PerftestTcpExchange.connect(o.server, o.port, SETUP_TIMEOUT);
         agree(port.activeMtu());
+        warmUpLocally(ctx);
         ProtectionDomain pd = ctx.allocateProtectionDomain();
         cq = ctx.createCompletionQueue(o.txDepth + o.rxDepth() + 16);
         qp = pd.createQueuePair(QueuePairConfig.rc(cq).withQueueDepth(o.txDepth + 2, o.rxDepth())
@@ -291,6 +357,7 @@ final class PerftestLink implements AutoCloseable {
             exchange = commExchange(comm);
             comm.accept(new byte[0], SETUP_TIMEOUT);
             agree(comm);
+            warmUpLocally(comm.context());
             exchange.handshake(none, SETUP_TIMEOUT);
             connection = accepted(at);
             setUpOnConnection();
@@ -302,6 +369,7 @@ final class PerftestLink implements AutoCloseable {
             exchange = commExchange(comm);
             comm.connect(new byte[0], SETUP_TIMEOUT);
             agree(comm);
+            warmUpLocally(comm.context());
             exchange.handshake(none, SETUP_TIMEOUT);
             connectData(to, from, opts);
         }

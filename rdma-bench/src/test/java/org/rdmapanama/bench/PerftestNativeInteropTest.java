@@ -10,6 +10,7 @@ import org.rdmapanama.device.Transport;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -109,7 +110,7 @@ class PerftestNativeInteropTest {
         int port = PORTS.getAndIncrement();
         List<String> f = flags(c, s, port);
         List<String> java = new ArrayList<>(f);
-        java.add("--no-warmup");
+        java.add(warmup(t, true));
         CompletableFuture<MainTest.Result> server = CompletableFuture.supplyAsync(
                 () -> MainTest.run(java.toArray(String[]::new)));
         awaitListening(c, port);
@@ -123,6 +124,21 @@ class PerftestNativeInteropTest {
         assertTrue(hasRow(nativeOut, t), nativeOut);
         assertEquals(serverPrintsRow(t), hasRow(r.out(), t), r.out());
         assertTrue(r.out().strip().endsWith(PerftestStats.RESULT_LINE.strip()), r.out());
+        assertWarmedUp(t, true, r);
+    }
+
+    /** A short local warm-up wherever our side has a loop (PerftestLoopback); passive servers have none. */
+    private static String warmup(PerftestOptions.Test t, boolean server) {
+        return PerftestLoopback.role(t, server) != null ? "--warmup=2" : "--no-warmup";
+    }
+
+    private static void assertWarmedUp(PerftestOptions.Test t, boolean server, MainTest.Result r) {
+        if (PerftestLoopback.role(t, server) != null) {
+            assertTrue(r.err().contains("rounds in") && r.err().contains("on a loopback connection"), r.err());
+            assertFalse(r.err().contains("warm-up: failed"), r.err());
+        } else {
+            assertFalse(r.err().contains("warm-up: "), r.err());
+        }
     }
 
     @ParameterizedTest(name = "{0}")
@@ -135,8 +151,7 @@ class PerftestNativeInteropTest {
         Process server = RcPingpongInteropTest.nativeTool(nativeCommand(t, f, null).toArray(String[]::new));
         awaitListening(c, port);
         List<String> java = new ArrayList<>(f);
-        // A client whose native server is passive warms up alone (PerftestLink.warmup); the others cannot.
-        java.add(PerftestExchange.clientDriven(t) ? "--warmup=2" : "--no-warmup");
+        java.add(warmup(t, false));
         java.add(LabSelection.address(s));
         MainTest.Result r = MainTest.run(java.toArray(String[]::new));
         String nativeOut = RcPingpongInteropTest.finish(server);
@@ -145,9 +160,7 @@ class PerftestNativeInteropTest {
         assertEquals(0, server.exitValue(), nativeOut);
         assertTrue(hasRow(r.out(), t), r.out());
         assertEquals(serverPrintsRow(t), hasRow(nativeOut, t), nativeOut);
-        if (PerftestExchange.clientDriven(t)) {
-            assertTrue(r.err().contains("warm-up: "), r.err());
-        }
+        assertWarmedUp(t, false, r);
     }
 
     /**
@@ -177,17 +190,51 @@ class PerftestNativeInteropTest {
         Case c = new Case(PerftestOptions.Test.SEND_BW, Transport.IWARP, true);
         int port = PORTS.getAndIncrement();
         List<String> f = flags(c, s, port);
-        CompletableFuture<MainTest.Result> server = CompletableFuture.supplyAsync(
-                () -> MainTest.run(f.toArray(String[]::new)));
+        // The server's output is kept where a hang can still show it.
+        java.io.ByteArrayOutputStream serverOut = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream serverErr = new java.io.ByteArrayOutputStream();
+        CompletableFuture<MainTest.Result> server = CompletableFuture.supplyAsync(() -> {
+            int status = Main.run(f.toArray(String[]::new), new java.io.PrintStream(serverOut, true, StandardCharsets.UTF_8),
+                    new java.io.PrintStream(serverErr, true, StandardCharsets.UTF_8));
+            return new MainTest.Result(status, serverOut.toString(StandardCharsets.UTF_8),
+                    serverErr.toString(StandardCharsets.UTF_8));
+        });
         awaitListening(c, port);
         Process client = RcPingpongInteropTest.nativeTool(
                 nativeCommand(PerftestOptions.Test.SEND_BW, f, LabSelection.address(s)).toArray(String[]::new));
-        MainTest.Result r = server.get(120, TimeUnit.SECONDS);
+        MainTest.Result r;
+        try {
+            r = server.get(120, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            String where = where(); // with the client still there: its cm_ids and QPs are part of the picture
+            client.destroyForcibly();
+            client.waitFor(10, TimeUnit.SECONDS);
+            throw new AssertionError("no refusal within 120 s; the server printed:\n" + serverOut.toString(StandardCharsets.UTF_8)
+                    + serverErr.toString(StandardCharsets.UTF_8) + "\nthe native client printed:\n"
+                    + new String(client.getInputStream().readAllBytes(), StandardCharsets.UTF_8) + "\n" + where, e);
+        }
         if (!client.waitFor(60, TimeUnit.SECONDS)) {
             client.destroyForcibly();
         }
         assertEquals(1, r.status(), r.out() + r.err());
         assertTrue(r.err().contains("send_bw against native perftest on iWARP is not supported"), r.err());
+    }
+
+    /** Where a hung run is: this JVM's threads and the rdma_cm ids and QPs still open on the host. */
+    private static String where() throws Exception {
+        StringBuilder sb = new StringBuilder("threads:\n");
+        Thread.getAllStackTraces().forEach((t, st) -> {
+            sb.append('"').append(t.getName()).append("\" ").append(t.getState()).append('\n');
+            for (StackTraceElement e : st) {
+                sb.append("    at ").append(e).append('\n');
+            }
+        });
+        for (String what : new String[] {"cm_id", "qp"}) {
+            Process p = new ProcessBuilder("rdma", "res", "show", what).redirectErrorStream(true).start();
+            sb.append("rdma res show ").append(what).append(":\n").append(new String(p.getInputStream().readAllBytes()));
+            p.waitFor();
+        }
+        return sb.toString();
     }
 
     @Test
