@@ -98,18 +98,28 @@ public class VerbsBenchmark {
         ctx.close();
     }
 
-    /** The confined pollers and poster, bound to the thread that runs the iteration. */
+    /**
+     * The confined pollers and poster, bound to the thread that runs the iteration. JMH injects
+     * a VerbsBenchmark of its own here, not the benchmark method's receiver, so the batches and
+     * the work request come from that instance too (a poller takes only its own CQ's batches).
+     */
     @State(Scope.Thread)
     public static class Confined {
         ConfinedPoller emptyPoller;
         ConfinedPoller poller;
         ConfinedPoster poster;
+        CompletionBatch emptyBatch;
+        CompletionBatch batch;
+        SendRequest write;
 
         @Setup(Level.Iteration)
         public void open(VerbsBenchmark b) {
             emptyPoller = b.emptyCq.confinedPoller();
             poller = b.cq.confinedPoller();
             poster = b.a.confinedPoster();
+            emptyBatch = b.emptyBatch;
+            batch = b.batch;
+            write = b.write;
         }
 
         @TearDown(Level.Iteration)
@@ -129,15 +139,15 @@ public class VerbsBenchmark {
     /** {@link #pollEmptyCq} through a {@link ConfinedPoller}. */
     @Benchmark
     public int pollEmptyCqConfined(Confined c) throws RdmaException {
-        return c.emptyPoller.poll(emptyBatch);
+        return c.emptyPoller.poll(c.emptyBatch);
     }
 
     /** {@link #postSendPoll} through a {@link ConfinedPoster} and {@link ConfinedPoller}. */
     @Benchmark
     public int postSendPollConfined(Confined c) throws RdmaException {
-        c.poster.postSend(write);
+        c.poster.postSend(c.write);
         int n;
-        while ((n = c.poller.poll(batch)) == 0) {
+        while ((n = c.poller.poll(c.batch)) == 0) {
             Thread.onSpinWait();
         }
         return n;
