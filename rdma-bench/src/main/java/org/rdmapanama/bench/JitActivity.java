@@ -20,7 +20,31 @@ import java.nio.file.Path;
 final class JitActivity {
     private static final Path TASKS = Path.of("/proc/self/task");
 
+    /** A warm-up goes on until the JIT has been idle this long. */
+    static final long QUIET_NANOS = java.time.Duration.ofSeconds(1).toNanos();
+
     private JitActivity() {}
+
+    /** Tells, round after round, whether the JIT has worked within the last {@link #QUIET_NANOS}. */
+    static final class Watch {
+        private long seen = now();
+        private long changedAt;
+
+        /** {@code start}: when the warm-up began ({@link System#nanoTime}), which counts as activity. */
+        Watch(long start) {
+            changedAt = start;
+        }
+
+        /** Reads the JIT's counter at {@code now} and says whether it is still busy. */
+        boolean busy(long now) {
+            long jit = now();
+            if (jit != seen) {
+                seen = jit;
+                changedAt = now;
+            }
+            return now - changedAt < QUIET_NANOS;
+        }
+    }
 
     /**
      * A counter (clock ticks) that changes while the JIT works; compare two readings. It can also

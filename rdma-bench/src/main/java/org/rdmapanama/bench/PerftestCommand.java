@@ -25,9 +25,6 @@ import java.time.Duration;
  * One thread owns a run; nothing here is shared.
  */
 final class PerftestCommand {
-    /** Warm-up rounds go on until the JIT has been idle this long, or for --warmup seconds at most. */
-    static final long JIT_QUIET_NANOS = Duration.ofSeconds(1).toNanos();
-
     private PerftestCommand() {}
 
     static int run(String command, String[] args, PrintStream out, PrintStream err) {
@@ -111,15 +108,14 @@ final class PerftestCommand {
 
         /**
          * Same loops, same peer, rows thrown away, round after round until the JIT on both sides has
-         * been idle for {@link #JIT_QUIET_NANOS}: C2 compiles them here, not during the reported run.
+         * been idle for {@link #JitActivity.QUIET_NANOS}: C2 compiles them here, not during the reported run.
          */
         private void warmUp(int[] sizes) throws IOException {
             PrintStream real = out;
             out = new PrintStream(OutputStream.nullOutputStream());
             long start = System.nanoTime();
             long max = Duration.ofSeconds(o.warmupMaxSeconds).toNanos();
-            long jitSeen = JitActivity.now();
-            long jitChangedAt = start;
+            JitActivity.Watch jit = new JitActivity.Watch(start);
             long timeout = control.phaseTimeout(sizes[sizes.length - 1]); // a passive side waits out the peer's round
             int rounds = 0;
             boolean more;
@@ -128,19 +124,14 @@ final class PerftestCommand {
                     runSizes(sizes);
                     rounds++;
                     long now = System.nanoTime();
-                    long jit = JitActivity.now();
-                    if (jit != jitSeen) {
-                        jitSeen = jit;
-                        jitChangedAt = now;
-                    }
-                    boolean busy = now - jitChangedAt < JIT_QUIET_NANOS, capped = now - start >= max;
+                    boolean busy = jit.busy(now), capped = now - start >= max;
                     more = control.agree(busy, capped, timeout);
                 } while (more);
             } finally {
                 out = real;
             }
             err.printf("warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on both sides, at most %d s)%n",
-                    rounds, (System.nanoTime() - start) / 1e9, JIT_QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds);
+                    rounds, (System.nanoTime() - start) / 1e9, JitActivity.QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds);
         }
 
         private void runSizes(int[] sizes) throws IOException {

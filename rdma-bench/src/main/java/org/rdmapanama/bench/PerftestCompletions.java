@@ -43,7 +43,7 @@ final class PerftestCompletions {
 
     PerftestCompletions(PerftestLink link, int records) {
         this.cq = link.poller;
-        this.batch = link.dataBatch;
+        this.batch = link.batch;
         this.qp = link.poster;
         this.recv = link.recv;
         this.postedRecvs = link.postedRecvs;

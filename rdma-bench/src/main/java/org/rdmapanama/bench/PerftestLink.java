@@ -90,11 +90,10 @@ final class PerftestLink implements AutoCloseable {
     SendRequest ctrl;
     SendRequest credit;
     ReceiveRequest recv;
-    CompletionBatch batch;
     /** The data path, bound to the thread that connected (which runs the test): see {@link #connect}. */
     ConfinedPoller poller;
     ConfinedPoster poster;
-    CompletionBatch dataBatch;
+    CompletionBatch batch; // the CQ's own memory: nothing to close
     PerftestWire mine;
     PerftestWire peer;
     int outReads;
@@ -120,7 +119,7 @@ final class PerftestLink implements AutoCloseable {
      * The warm-up's end of a loopback connection ({@link PerftestLoopback}): the test's loops run on it
      * as on a link to a native peer, in the role {@code server}, with its receives open-ended. It watches
      * the real peer's {@code exchange} (and, with -R, its own connection), as the run's watch will, so that
-     * the JIT sees the same branches; it owns only its work requests and batch ({@link #closeLoopbackEnd}).
+     * the JIT sees the same branches; it owns only its work requests and data path ({@link #closeLoopbackEnd}).
      */
     static PerftestLink loopbackEnd(PerftestOptions o, boolean server, int slot, RdmaConnection end,
                                     PerftestExchange exchange, boolean watchConnection) throws RdmaException {
@@ -133,7 +132,6 @@ final class PerftestLink implements AutoCloseable {
         l.selection = l.ctx.selection();
         l.qp = end.queuePair();
         l.cq = end.completionQueue();
-        l.batch = new CompletionBatch(16);
         boolean ok = false;
         try {
             l.allocate(end.protectionDomain());
@@ -149,7 +147,7 @@ final class PerftestLink implements AutoCloseable {
 
     /** Closes what a {@link #loopbackEnd} owns (the exchange and the connection are not its own). */
     void closeLoopbackEnd() {
-        for (AutoCloseable c : new AutoCloseable[] {poster, poller, data, ctrl, credit, recv, batch, mr}) {
+        for (AutoCloseable c : new AutoCloseable[] {poster, poller, data, ctrl, credit, recv, mr}) {
             closeQuietly(c);
         }
     }
@@ -159,7 +157,6 @@ final class PerftestLink implements AutoCloseable {
         if (o.gidIndex != null) {
             config = config.withGid(Integer.toString(o.gidIndex));
         }
-        batch = new CompletionBatch(16);
         if (o.rdmaCm) {
             connectCm(config);
         } else {
@@ -174,7 +171,7 @@ final class PerftestLink implements AutoCloseable {
      * shared arena's atomic acquire. Closing the link releases them first.
      */
     private void bindDataPath() {
-        dataBatch = cq.newBatch(16);
+        batch = cq.newBatch(16);
         poller = cq.confinedPoller();
         poster = qp.confinedPoster();
     }
@@ -441,7 +438,7 @@ final class PerftestLink implements AutoCloseable {
 
     @Override
     public void close() {
-        for (AutoCloseable c : new AutoCloseable[] {poster, poller, data, ctrl, credit, recv, batch}) {
+        for (AutoCloseable c : new AutoCloseable[] {poster, poller, data, ctrl, credit, recv}) {
             closeQuietly(c);
         }
         if (connection != null) {

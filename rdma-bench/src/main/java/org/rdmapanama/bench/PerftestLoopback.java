@@ -147,7 +147,7 @@ final class PerftestLoopback {
                             + " (until the JIT is idle for %d s, at most %d s); the native peer waited in perftest's"
                             + " exchange%n",
                     rounds, (System.nanoTime() - start) / 1e9, at, device.device().name(),
-                    PerftestCommand.JIT_QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds);
+                    JitActivity.QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds);
         } catch (IOException | RuntimeException | InterruptedException e) {
             return String.format("warm-up: failed after %.1f s on a loopback connection%s (%s); the run goes on cold,"
                             + " so its latencies include the JIT's work%n", (System.nanoTime() - start) / 1e9,
@@ -248,8 +248,7 @@ final class PerftestLoopback {
             PerftestBandwidth bandwidth = new PerftestBandwidth(end, done, control, tposted);
             int[] sizes = o.sizes();
             long max = Duration.ofSeconds(o.warmupMaxSeconds).toNanos();
-            long jitSeen = JitActivity.now();
-            long jitChangedAt = start;
+            JitActivity.Watch jit = new JitActivity.Watch(start);
             int rounds = 0;
             boolean more;
             do {
@@ -267,16 +266,12 @@ final class PerftestLoopback {
                 }
                 rounds++;
                 long now = System.nanoTime();
-                long jit = JitActivity.now();
-                if (jit != jitSeen) {
-                    jitSeen = jit;
-                    jitChangedAt = now;
-                }
+                boolean busy = jit.busy(now);
                 Throwable f = partnerFailure;
                 if (f != null) {
                     throw new RdmaException("the partner end failed: " + f.getMessage(), f);
                 }
-                more = now - jitChangedAt < PerftestCommand.JIT_QUIET_NANOS && now - start < max;
+                more = busy && now - start < max;
             } while (more);
             return rounds;
         }
