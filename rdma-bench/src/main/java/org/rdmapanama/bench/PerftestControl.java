@@ -10,6 +10,7 @@ import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
@@ -30,6 +31,7 @@ final class PerftestControl {
     private static final long BARRIER_SPIN_NANOS = Duration.ofMillis(1).toNanos();
     private static final long BARRIER_PARK_NANOS = Duration.ofMillis(1).toNanos();
     private static final VarHandle LONG = JAVA_LONG.varHandle();
+    private static final VarHandle INT = JAVA_INT.varHandle();
 
     private final PerftestOptions o;
     private final PerftestCompletions done;
@@ -43,6 +45,8 @@ final class PerftestControl {
     /** Where the area starts in our region: 2S. */
     private final long base;
     private long barrierGen;
+    /** perftest's 32-bit, per-size receive credits (PerftestLink#nativeCredits), not ours. */
+    final boolean nativeCredits;
 
     PerftestControl(PerftestLink link, PerftestCompletions done) {
         this.o = link.o;
@@ -55,6 +59,10 @@ final class PerftestControl {
         this.peer = link.peer;
         this.slot = link.slot;
         this.base = 2L * link.slot;
+        this.nativeCredits = link.nativeCredits();
+        if (nativeCredits) {
+            credit.sge(mr, base + OUT_CREDIT, Integer.BYTES);
+        }
     }
 
     /** How long a side may wait at a barrier for its peer's run: generous, never forever. */
@@ -158,13 +166,27 @@ final class PerftestControl {
 
     /** How many of our Sends the peer has received, as its last credit write said. */
     long peerCredit() {
-        return (long) LONG.getAcquire(mem, base + CTRL_CREDIT);
+        return nativeCredits ? Integer.toUnsignedLong((int) INT.getAcquire(mem, base + CTRL_CREDIT))
+                : (long) LONG.getAcquire(mem, base + CTRL_CREDIT);
     }
 
-    /** Tells the peer how many Sends we have received; one credit write in flight at a time. */
+    /** A native sender zeroes its credit word after each size's handshake, as its receiver counts anew. */
+    void resetPeerCredit() {
+        INT.setRelease(mem, base + CTRL_CREDIT, 0);
+    }
+
+    /**
+     * Tells the peer how many Sends we have received (a native peer: in this size, as 32 bits, to the word
+     * it advertised); one credit write in flight at a time.
+     */
     void writeCredit(long recvs) throws RdmaException {
-        mem.set(JAVA_LONG, base + OUT_CREDIT, recvs);
-        credit.remote(0, peer.address() + slot + CTRL_CREDIT, peer.rkey());
+        if (nativeCredits) {
+            mem.set(JAVA_INT, base + OUT_CREDIT, (int) recvs);
+            credit.remote(0, peer.address(), peer.rkey());
+        } else {
+            mem.set(JAVA_LONG, base + OUT_CREDIT, recvs);
+            credit.remote(0, peer.address() + slot + CTRL_CREDIT, peer.rkey());
+        }
         done.creditInFlight = true;
         qp.postSend(credit);
     }

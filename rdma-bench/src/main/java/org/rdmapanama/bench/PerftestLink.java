@@ -300,7 +300,10 @@ final class PerftestLink implements AutoCloseable {
      * are at RTS. A Java peer also checks our parameters first.
      */
     private void handshakes(byte[] gid, boolean connectQp) throws IOException {
-        myKeys = new PerftestKeys(mine.lid(), outReads, mine.qpn(), mine.psn(), mine.rkey(), mine.address(), gid, 0);
+        // perftest's send_bw on iWARP advertises its receive-credit word instead of its buffer (a Send needs no
+        // address); the peer writes its count of our Sends there, and we write ours to the peer's.
+        long vaddr = nativeCredits() ? mine.address() + slot + PerftestControl.CTRL_CREDIT : mine.address();
+        myKeys = new PerftestKeys(mine.lid(), outReads, mine.qpn(), mine.psn(), mine.rkey(), vaddr, gid, 0);
         if (!nativePeer) {
             // Two Java ends also check each other's test, sizes, count and mode: a mismatch is an error, not a hang.
             decode(exchange.xchg(mine.encode(), SETUP_TIMEOUT));
@@ -376,11 +379,17 @@ final class PerftestLink implements AutoCloseable {
 
     private void agree(RdmaConnection comm) throws IOException {
         agree(comm.context().selection().port().activeMtu());
-        if (nativePeer && o.test == PerftestOptions.Test.SEND_BW && !comm.context().transport().retriesReceiverNotReady()) {
-            throw new IllegalArgumentException("send_bw against native perftest on " + comm.context().transport().displayName()
-                    + " is not supported: perftest's receive credits there (RDMA Writes to a buffer of its own) are not"
-                    + " implemented; run rdma-bench on both sides");
-        }
+    }
+
+    /**
+     * send_bw against native perftest on a transport without receiver-not-ready retry (iWARP): perftest's
+     * own receive credits, a 32-bit count of the Sends received in this size, RDMA-written by the receiver
+     * to the word the sender advertised in the QP-address handshake, which the sender keeps its window
+     * under. Between two Java ends the control area's 64-bit credit does the same.
+     */
+    boolean nativeCredits() {
+        return nativePeer && !loopback && o.test == PerftestOptions.Test.SEND_BW
+                && !ctx.transport().retriesReceiverNotReady();
     }
 
     private RdmaConnection accepted(InetSocketAddress at) throws RdmaException, InterruptedException {

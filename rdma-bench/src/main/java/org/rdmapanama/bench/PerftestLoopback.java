@@ -19,6 +19,8 @@ import org.rdmapanama.bench.PerftestOptions.Test;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -60,6 +62,7 @@ import java.util.concurrent.locks.LockSupport;
 final class PerftestLoopback {
     private static final Duration SETUP_TIMEOUT = Duration.ofSeconds(10); // a loopback connection: quick or broken
     private static final long PARTNER_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
+    private static final VarHandle CREDIT = ValueLayout.JAVA_LONG.varHandle();
 
     /** What the other end's partner thread does. */
     private enum Partner { NONE, ECHO, SINK, SOURCE }
@@ -280,11 +283,17 @@ final class PerftestLoopback {
         private void partner(PerftestOptions o, Partner mode) {
             QueuePair bq = b.queuePair();
             CompletionQueue bcq = b.completionQueue();
-            long posted = 0, completed = 0;
+            // Without receiver-not-ready retry (iWARP) Sends keep to the receiver's credits, here in the loop end's
+            // own control word: the loop end RDMA-writes its count there through the alias (SOURCE reads it), and
+            // SINK, in the same process, stores its count there directly.
+            boolean credits = !b.context().transport().retriesReceiverNotReady();
+            long creditAt = 2L * end.slot + PerftestControl.CTRL_CREDIT;
+            long posted = 0, completed = 0, received = 0;
             try {
                 while (!stop) {
                     if (mode == Partner.SOURCE) {
-                        while (posted - completed < o.txDepth) {
+                        while (posted - completed < o.txDepth
+                                && (!credits || posted - (long) CREDIT.getAcquire(end.mem, creditAt) < o.rxDepth())) {
                             bq.postSend(bsend);
                             posted++;
                         }
@@ -298,6 +307,9 @@ final class PerftestLoopback {
                         bbatch.requireSuccess(i);
                         if (bbatch.wrId(i) == PerftestLink.RECV_ID) {
                             bq.postRecv(brecv);
+                            if (credits && mode == Partner.SINK) {
+                                CREDIT.setRelease(end.mem, creditAt, ++received);
+                            }
                             if (mode == Partner.ECHO) {
                                 bq.postSend(bsend);
                             }

@@ -60,7 +60,10 @@ class LabPinTest {
         return b;
     }
 
-    /** A holder that sleeps; returns once it has named itself in a lock file (it is pinned by then). */
+    /**
+     * A holder that sleeps; returns once it has named itself in a lock file and taskset has pinned it
+     * (the script names itself just before it execs taskset).
+     */
     private Process hold(String label) throws Exception {
         Process p = pin(true, List.of(), label, "sleep", "60").redirectErrorStream(true).start();
         holders.add(p);
@@ -68,7 +71,7 @@ class LabPinTest {
         for (int i = 0; i < 200; i++) {
             try (var files = Files.list(locks)) {
                 for (Path f : files.toList()) {
-                    if (Files.readString(f).strip().equals(mark)) {
+                    if (Files.readString(f).strip().equals(mark) && cpusOf(p).matches("\\d+")) {
                         return p;
                     }
                 }
