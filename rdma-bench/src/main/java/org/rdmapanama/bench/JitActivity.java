@@ -25,22 +25,33 @@ final class JitActivity {
 
     private JitActivity() {}
 
+    /**
+     * How often a {@link Watch} reads /proc: a warm-up round can take a few ms, and reading every
+     * compiler thread's stat each round would itself give the JIT work (its parsing code gets hot).
+     */
+    static final long SAMPLE_NANOS = java.time.Duration.ofMillis(100).toNanos();
+
     /** Tells, round after round, whether the JIT has worked within the last {@link #QUIET_NANOS}. */
     static final class Watch {
         private long seen = now();
         private long changedAt;
+        private long sampledAt;
 
         /** {@code start}: when the warm-up began ({@link System#nanoTime}), which counts as activity. */
         Watch(long start) {
             changedAt = start;
+            sampledAt = start;
         }
 
-        /** Reads the JIT's counter at {@code now} and says whether it is still busy. */
+        /** Reads the JIT's counter at {@code now} (at most every {@link #SAMPLE_NANOS}) and says whether it is still busy. */
         boolean busy(long now) {
-            long jit = now();
-            if (jit != seen) {
-                seen = jit;
-                changedAt = now;
+            if (now - sampledAt >= SAMPLE_NANOS) {
+                sampledAt = now;
+                long jit = now();
+                if (jit != seen) {
+                    seen = jit;
+                    changedAt = now;
+                }
             }
             return now - changedAt < QUIET_NANOS;
         }

@@ -32,6 +32,8 @@ final class PerftestBandwidth {
     private final boolean nativePeer;
     /** A client's figures for its last size, for a native server (write_bw, read_bw). */
     PerftestStats.Bandwidth lastReport;
+    /** Set during unreported warm-up rounds: their rows are not formatted (see PerftestLatency#warming). */
+    boolean warming;
     /** The receive count of the last credit written: a send_bw server's, kept across sizes and rounds. */
     private long lastCredit;
 
@@ -60,15 +62,16 @@ final class PerftestBandwidth {
                     control.sendReport(bw);
                 }
             }
-            return bw.row();
+            return warming ? null : bw.row();
         } else if (o.test.verb == Verb.SEND) {
-            return sendServer(size).row();
+            PerftestStats.Bandwidth bw = sendServer(size);
+            return warming ? null : bw.row();
         } else if (nativePeer) {
             return null; // perftest's client reports once, at the end: PerftestNativeEnd prints it
         }
         // The client's figures come before the next barrier (RDMA Writes on one QP arrive in order).
         control.barrier(control.phaseTimeout(size));
-        return control.receivedReport().row();
+        return warming ? null : control.receivedReport().row();
     }
 
     private PerftestStats.Bandwidth client(int size) throws RdmaException {

@@ -119,6 +119,7 @@ final class PerftestCommand {
             long timeout = control.phaseTimeout(sizes[sizes.length - 1]); // a passive side waits out the peer's round
             int rounds = 0;
             boolean more;
+            latency.warming = bandwidth.warming = true;
             try {
                 do {
                     runSizes(sizes);
@@ -129,6 +130,7 @@ final class PerftestCommand {
                 } while (more);
             } finally {
                 out = real;
+                latency.warming = bandwidth.warming = false;
             }
             err.printf("warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on both sides, at most %d s)%n",
                     rounds, (System.nanoTime() - start) / 1e9, JitActivity.QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds);

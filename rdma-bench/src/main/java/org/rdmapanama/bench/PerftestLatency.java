@@ -175,8 +175,18 @@ final class PerftestLatency {
         return true;
     }
 
+    /**
+     * Set during unreported warm-up rounds: their rows are thrown away, so they are not computed. The
+     * sort and formatting would otherwise keep the JIT compiling round after round, and the warm-up waits
+     * for the JIT to be idle; the reported run's row is computed after its timed loop either way.
+     */
+    boolean warming;
+
     /** perftest's result row: {@code divisor} 2 reports half the round trip (write, send), 1 the whole (read, atomic). */
     private String row(int size, int n, boolean duration, int divisor) {
+        if (warming) {
+            return null;
+        }
         return duration
                 ? PerftestStats.latencyDurationRow(size, clock.sampleCount, clock.sampleEnd - clock.sampleStart, divisor)
                 : PerftestStats.latency(size, tposted, n, divisor).row();

@@ -249,6 +249,7 @@ final class PerftestLoopback {
             PerftestControl control = new PerftestControl(end, done);
             PerftestLatency latency = new PerftestLatency(end, done, tposted);
             PerftestBandwidth bandwidth = new PerftestBandwidth(end, done, control, tposted);
+            latency.warming = bandwidth.warming = true; // rows only the warm-up would see: not computed
             int[] sizes = o.sizes();
             long max = Duration.ofSeconds(o.warmupMaxSeconds).toNanos();
             JitActivity.Watch jit = new JitActivity.Watch(start);
