@@ -97,15 +97,14 @@ final class PerftestBandwidth {
             clock.start(o.duration);
         }
         long scnt = 0;
-        boolean perSize = control.nativeCredits; // perftest counts its credits per size, from 0
-        if (credits && perSize) {
-            control.resetPeerCredit();
+        if (credits) {
+            control.startSending();
         }
         long lastProgress = System.nanoTime();
         long lastDone = 0;
         while (duration || done.dataDone < n) {
             while ((duration || scnt < n) && scnt - done.dataDone < tx
-                    && (!credits || (perSize ? scnt : done.totalSent) - control.peerCredit() < rxDepth)) {
+                    && (!credits || control.creditAllows(scnt, done.totalSent, rxDepth))) {
                 // perftest's moderation: every cqMod-th WR and the last one ask for a completion.
                 data.signaled(0, scnt % cqMod == cqMod - 1 || (!duration && scnt == n - 1));
                 data.wrId(0, scnt);
@@ -166,7 +165,7 @@ final class PerftestBandwidth {
             if (needsCredits && !done.creditInFlight
                     && (done.recvs - lastCredit >= creditEvery || (got == 0 && done.recvs > lastCredit))) {
                 lastCredit = done.recvs;
-                control.writeCredit(control.nativeCredits ? done.recvs - base : done.recvs);
+                control.writeCredit(done.recvs, base);
             }
             if (got > 0) {
                 since = now;

@@ -40,6 +40,12 @@ final class PerftestCompletions {
     /** Looked at on every 64th empty poll: every wait for the peer polls, and none waits forever. */
     final PerftestPeerWatch peer;
     private int idlePolls;
+    /**
+     * Whether the last poll was an empty one that read the clock (every {@link #CLOCK_EVERY}th), and what it
+     * read: the waits check their deadlines then, on that reading, instead of reading the clock again.
+     */
+    boolean ticked;
+    long clock;
 
     PerftestCompletions(PerftestLink link, int records) {
         this.cq = link.poller;
@@ -56,11 +62,14 @@ final class PerftestCompletions {
     int poll() throws RdmaException {
         int n = cq.poll(batch);
         if (n == 0) {
-            if ((++idlePolls & (CLOCK_EVERY - 1)) == 0) {
-                peer.check(System.nanoTime());
+            ticked = (++idlePolls & (CLOCK_EVERY - 1)) == 0;
+            if (ticked) {
+                clock = System.nanoTime();
+                peer.check(clock);
             }
             return 0;
         }
+        ticked = false;
         long now = System.nanoTime();
         for (int i = 0; i < n; i++) {
             if (!batch.isSuccess(i)) {
@@ -91,15 +100,14 @@ final class PerftestCompletions {
 
     /**
      * Spins on the CQ until data completion {@code count} is in. The clock is read on every
-     * {@link #CLOCK_EVERY}th empty poll only: under emulation {@code System.nanoTime()} costs more
+     * {@link #CLOCK_EVERY}th empty poll only ({@link #ticked}): under emulation {@code System.nanoTime()} costs more
      * than the poll, and reading it on each spin made Java poll siw's CQ ten times less often than
      * perftest does (README, the siw0 read_lat profile).
      */
     void awaitData(long count) throws RdmaException {
         long since = System.nanoTime();
-        int idle = 0;
         while (dataDone < count) {
-            if (poll() == 0 && (++idle & (CLOCK_EVERY - 1)) == 0 && System.nanoTime() - since > STALL_NANOS) {
+            if (poll() == 0 && ticked && clock - since > STALL_NANOS) {
                 throw stalled("the completion of operation " + count);
             }
         }

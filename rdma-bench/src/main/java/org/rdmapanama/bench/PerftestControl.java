@@ -46,7 +46,7 @@ final class PerftestControl {
     private final long base;
     private long barrierGen;
     /** perftest's 32-bit, per-size receive credits (PerftestLink#nativeCredits), not ours. */
-    final boolean nativeCredits;
+    private final boolean nativeCredits;
 
     PerftestControl(PerftestLink link, PerftestCompletions done) {
         this.o = link.o;
@@ -164,27 +164,37 @@ final class PerftestControl {
                 Double.longBitsToDouble(mem.get(JAVA_LONG, r + 32)));
     }
 
-    /** How many of our Sends the peer has received, as its last credit write said. */
-    long peerCredit() {
-        return nativeCredits ? Integer.toUnsignedLong((int) INT.getAcquire(mem, base + CTRL_CREDIT))
-                : (long) LONG.getAcquire(mem, base + CTRL_CREDIT);
+    /*
+     * The credit's format is chosen here alone. Between two Java ends: a 64-bit count of all Sends received,
+     * written into the sender's control slot. Against native perftest (nativeCredits): its own 32-bit count
+     * of this size's Sends, written to the word the sender advertised, which the sender zeroes per size.
+     */
+
+    /** A sender's start of a size: a native receiver counts this size's Sends from 0 again. */
+    void startSending() {
+        if (nativeCredits) {
+            INT.setRelease(mem, base + CTRL_CREDIT, 0);
+        }
     }
 
-    /** A native sender zeroes its credit word after each size's handshake, as its receiver counts anew. */
-    void resetPeerCredit() {
-        INT.setRelease(mem, base + CTRL_CREDIT, 0);
+    /** Whether one more Send keeps the peer's unused receives above zero: sent in this size, and in all. */
+    boolean creditAllows(long sentInSize, long sentInAll, int rxDepth) {
+        long sent = nativeCredits ? sentInSize : sentInAll;
+        long received = nativeCredits ? Integer.toUnsignedLong((int) INT.getAcquire(mem, base + CTRL_CREDIT))
+                : (long) LONG.getAcquire(mem, base + CTRL_CREDIT);
+        return sent - received < rxDepth;
     }
 
     /**
-     * Tells the peer how many Sends we have received (a native peer: in this size, as 32 bits, to the word
-     * it advertised); one credit write in flight at a time.
+     * Tells the peer how many of its Sends we have received: {@code received} in all, {@code receivedBefore}
+     * of them before this size began. One credit write in flight at a time.
      */
-    void writeCredit(long recvs) throws RdmaException {
+    void writeCredit(long received, long receivedBefore) throws RdmaException {
         if (nativeCredits) {
-            mem.set(JAVA_INT, base + OUT_CREDIT, (int) recvs);
+            mem.set(JAVA_INT, base + OUT_CREDIT, (int) (received - receivedBefore));
             credit.remote(0, peer.address(), peer.rkey());
         } else {
-            mem.set(JAVA_LONG, base + OUT_CREDIT, recvs);
+            mem.set(JAVA_LONG, base + OUT_CREDIT, received);
             credit.remote(0, peer.address() + slot + CTRL_CREDIT, peer.rkey());
         }
         done.creditInFlight = true;

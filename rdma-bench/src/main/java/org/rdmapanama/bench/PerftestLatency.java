@@ -113,10 +113,9 @@ final class PerftestLatency {
         while (duration || scnt < n || rcnt < n) {
             if ((duration || rcnt < n) && !first) {
                 long since = System.nanoTime();
-                int idle = 0;
                 while (done.recvs - base <= rcnt) {
-                    if (done.poll() == 0 && (++idle & (PerftestCompletions.CLOCK_EVERY - 1)) == 0) {
-                        long now = System.nanoTime();
+                    if (done.poll() == 0 && done.ticked) {
+                        long now = done.clock;
                         if (duration ? clock.ended(now, done.dataDone) : now - since > STALL_NANOS) {
                             if (duration) {
                                 break outer;
