@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# Sourced by scripts/bench/lab-run and scale-lab-run inside the lab guest: what a
-# device is and where it listens, asked of the device itself, and a bounded wait
-# for a server to be ready.
+# Sourced by scripts/bench/lab-run, interop-lab-run and scale-lab-run inside the lab
+# guest: what a device is and where it listens, asked of the device itself, the
+# perftest flags its transport needs, and bounded waits for a server.
 
 # The device's transport as the kernel reports it: iWARP, RoCEv2, RoCEv1 or InfiniBand.
 device_transport() {
@@ -59,4 +59,25 @@ await_server() {
     done
     echo "the server did not listen on port $port within $limit s" >&2
     return 1
+}
+
+# The flags perftest (and rdma-bench's perftest commands) need to connect over the
+# device's TRANSPORT, one per line: -R on iWARP (rdma_cm only), -x GID on RoCE v2
+# (the GID mapping its IPv4 address), none on InfiniBand. Fails, saying why, otherwise.
+perftest_flags() {
+    local dev=$1 transport=$2 gid
+    case $transport in
+        iWARP) echo -R ;;
+        RoCEv2) gid=$(roce_v2_ipv4_gid "$dev") || return 1; printf '%s\n' -x "$gid" ;;
+        InfiniBand) ;;
+        *) echo "$dev: no perftest flags for transport '$transport'" >&2; return 1 ;;
+    esac
+}
+
+# Waits up to SECONDS (default 60) for a server whose client is done to exit, then
+# kills it; returns its status.
+reap_server() {
+    local pid=$1 limit=${2:-60}
+    timeout "$limit" tail --pid="$pid" -f /dev/null || kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
 }
