@@ -28,6 +28,7 @@ public final class ConfinedPoller implements CompletionSource, AutoCloseable {
     private final ThreadConfinement thread;
     private final MemorySegment pollFn;
     private final long cqAddress;
+    private final boolean bound; // pollFn is the provider DataPath's constant call site is bound to
 
     ConfinedPoller(CompletionQueue cq, MemorySegment pollFn) {
         this.cq = cq;
@@ -35,6 +36,7 @@ public final class ConfinedPoller implements CompletionSource, AutoCloseable {
         this.pollFn = pollFn;
         cq.addUser(thread); // refused if the CQ is closing; from here on it cannot close
         this.cqAddress = cq.cq().address();
+        this.bound = DataPath.bindPollCq(pollFn);
     }
 
     /** {@link CompletionQueue#poll}: up to {@code batch.capacity()} completions into {@code batch}. */
@@ -49,13 +51,19 @@ public final class ConfinedPoller implements CompletionSource, AutoCloseable {
             batch.filled(0);
             throw cq.overrunError();
         }
-        int n = DataPath.pollCqAt(pollFn, cqAddress, batch.capacity(), batch.address());
+        int n = bound ? DataPath.pollCqBound(cqAddress, batch.capacity(), batch.address())
+                : DataPath.pollCqAt(pollFn, cqAddress, batch.capacity(), batch.address());
         if (n < 0) {
             batch.filled(0);
             throw Errno.failure("ibv_poll_cq", cq.description(), n);
         }
         batch.filled(n);
         return n;
+    }
+
+    /** Whether it calls poll_cq through DataPath's constant call site (its provider was the first bound). */
+    boolean boundToConstantSite() {
+        return bound;
     }
 
     public CompletionQueue completionQueue() {

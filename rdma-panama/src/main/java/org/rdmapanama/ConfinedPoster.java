@@ -22,6 +22,7 @@ public final class ConfinedPoster implements AutoCloseable {
     private final ThreadConfinement thread;
     private final long qpAddress;
     private final long badWr;
+    private final boolean sendBound, recvBound; // the functions DataPath's constant call sites are bound to
 
     ConfinedPoster(QueuePair qp) {
         this.qp = qp;
@@ -29,6 +30,8 @@ public final class ConfinedPoster implements AutoCloseable {
         qp.addUser(thread); // refused if the QP is closing; from here on it cannot close
         this.qpAddress = qp.qp().address();
         this.badWr = qp.badWrAddress();
+        this.sendBound = DataPath.bindPostSend(qp.postSendFn());
+        this.recvBound = DataPath.bindPostRecv(qp.postRecvFn());
     }
 
     /** {@link QueuePair#postSend}, from the owning thread. */
@@ -40,7 +43,8 @@ public final class ConfinedPoster implements AutoCloseable {
         if (request.closed) {
             throw new ClosedResourceException("this SendRequest of " + qp + " is closed");
         }
-        int rc = DataPath.postAt(qp.postSendFn(), qpAddress, request.first().address(), badWr);
+        long wr = request.first().address();
+        int rc = sendBound ? DataPath.postSendBound(qpAddress, wr, badWr) : DataPath.postAt(qp.postSendFn(), qpAddress, wr, badWr);
         if (rc != 0) {
             throw qp.postFailure("ibv_post_send", rc);
         }
@@ -52,7 +56,8 @@ public final class ConfinedPoster implements AutoCloseable {
         if (request.owner != qp) { // its memory lives and dies with its owner
             throw new IllegalArgumentException("this ReceiveRequest was built for " + request.owner + ", not " + qp);
         }
-        int rc = DataPath.postAt(qp.postRecvFn(), qpAddress, request.first().address(), badWr);
+        long wr = request.first().address();
+        int rc = recvBound ? DataPath.postRecvBound(qpAddress, wr, badWr) : DataPath.postAt(qp.postRecvFn(), qpAddress, wr, badWr);
         if (rc != 0) {
             throw qp.postFailure("ibv_post_recv", rc);
         }

@@ -190,6 +190,45 @@ class ConfinedDataPathTest {
         }
     }
 
+    /**
+     * The confined path calls the first provider's functions through constant call sites; a second
+     * provider in the same process (siw next to rxe) must keep calling its own, never the first's.
+     */
+    @Test
+    void twoProvidersInOneProcessEachPollTheirOwnCq() throws Exception {
+        try (DeviceContext roce = LabDevices.open(Transport.ROCE_V2);
+             DeviceContext iwarp = LabDevices.open(Transport.IWARP)) {
+            CompletionQueue cqR = roce.createCompletionQueue(16);
+            CompletionQueue cqI = iwarp.createCompletionQueue(16);
+            try (ConfinedPoller pollR = cqR.confinedPoller();
+                 ConfinedPoller pollI = cqI.confinedPoller()) {
+                assertTrue(!(pollR.boundToConstantSite() && pollI.boundToConstantSite()),
+                        "one call site cannot be bound to both providers' poll_cq");
+                CompletionBatch batchR = cqR.newBatch(4);
+                CompletionBatch batchI = cqI.newBatch(4);
+                for (int i = 0; i < 100_000; i++) { // long enough for the JIT to compile both branches
+                    assertEquals(0, pollR.poll(batchR));
+                    assertEquals(0, pollI.poll(batchI));
+                }
+            }
+            // And data still moves on the RoCE device, whichever of the two was bound.
+            Pair p = connected(roce);
+            try (ConfinedPoster post = p.a().confinedPoster();
+                 ConfinedPoller poll = p.cqA().confinedPoller()) {
+                CompletionBatch batch = p.cqA().newBatch(1);
+                SendRequest write = p.a().newSendRequest(1, 1).wrId(5).opcode(0, Opcode.RDMA_WRITE)
+                        .sge(p.mrA(), 0, 8).remote(p.mrB().address(), p.mrB().rkey());
+                for (int i = 0; i < 1_000; i++) {
+                    p.mrA().segment().set(JAVA_LONG, 0, i);
+                    post.postSend(write);
+                    assertEquals(1, poll.pollUntil(batch, Duration.ofSeconds(10)));
+                    batch.requireSuccess(0);
+                }
+                assertEquals(999, p.mrB().segment().get(JAVA_LONG, 0));
+            }
+        }
+    }
+
     private interface Call {
         void run() throws Exception;
     }

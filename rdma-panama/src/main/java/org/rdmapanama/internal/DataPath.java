@@ -4,6 +4,9 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.invoke.MutableCallSite;
 import java.lang.reflect.UndeclaredThrowableException;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -44,6 +47,58 @@ public final class DataPath {
     // whose memory stays alive by other means (a thread-confined poller or poster).
     private static final MethodHandle POLL_CQ_AT = link(FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG));
     private static final MethodHandle POST_AT = link(FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+
+    // The confined path's calls once more, each bound to one provider's function: the first a
+    // process uses (a process normally has one provider). An unbound downcall checks the segment
+    // that carries its target on every call; bound through a MutableCallSite, the target is a
+    // constant the JIT folds those checks into (JMH nativeCall against nativeCallBound). A second
+    // provider's contexts keep the unbound handles; binding is once per site, never rebound.
+    private static final MutableCallSite POLL_CQ_SITE = unboundSite(POLL_CQ_AT);
+    private static final MutableCallSite POST_SEND_SITE = unboundSite(POST_AT);
+    private static final MutableCallSite POST_RECV_SITE = unboundSite(POST_AT);
+    private static final MethodHandle POLL_CQ_BOUND = POLL_CQ_SITE.dynamicInvoker();
+    private static final MethodHandle POST_SEND_BOUND = POST_SEND_SITE.dynamicInvoker();
+    private static final MethodHandle POST_RECV_BOUND = POST_RECV_SITE.dynamicInvoker();
+    private static long pollCqBoundTo, postSendBoundTo, postRecvBoundTo; // guarded by DataPath.class; 0: unbound
+
+    private static MutableCallSite unboundSite(MethodHandle unbound) {
+        MethodType type = unbound.type().dropParameterTypes(0, 1);
+        MethodHandle refuse = MethodHandles.dropArguments(MethodHandles.throwException(type.returnType(),
+                IllegalStateException.class).bindTo(new IllegalStateException("a data-path call site used before "
+                + "it was bound")), 0, type.parameterList());
+        return new MutableCallSite(refuse);
+    }
+
+    /** {@code -Drdma.bindCalls=false}: every call through the unbound handles, for comparison. */
+    private static final boolean BIND_CALLS = Boolean.parseBoolean(System.getProperty("rdma.bindCalls", "true"));
+
+    private static long bind(MutableCallSite site, MethodHandle unbound, long boundTo, MemorySegment fn) {
+        if (BIND_CALLS && boundTo == 0 && fn.address() != 0) {
+            // A global segment of its own: the call site outlives the context fn was read from.
+            site.setTarget(unbound.bindTo(MemorySegment.ofAddress(fn.address())));
+            MutableCallSite.syncAll(new MutableCallSite[] {site});
+            return fn.address();
+        }
+        return boundTo;
+    }
+
+    /** Binds {@link #pollCqBound} to {@code fn} unless it is bound already; whether it is bound to {@code fn}. */
+    public static synchronized boolean bindPollCq(MemorySegment fn) {
+        pollCqBoundTo = bind(POLL_CQ_SITE, POLL_CQ_AT, pollCqBoundTo, fn);
+        return pollCqBoundTo == fn.address();
+    }
+
+    /** {@link #bindPollCq} for {@link #postSendBound}. */
+    public static synchronized boolean bindPostSend(MemorySegment fn) {
+        postSendBoundTo = bind(POST_SEND_SITE, POST_AT, postSendBoundTo, fn);
+        return postSendBoundTo == fn.address();
+    }
+
+    /** {@link #bindPollCq} for {@link #postRecvBound}. */
+    public static synchronized boolean bindPostRecv(MemorySegment fn) {
+        postRecvBoundTo = bind(POST_RECV_SITE, POST_AT, postRecvBoundTo, fn);
+        return postRecvBoundTo == fn.address();
+    }
 
     // The wrappers below are static and the handles static final, so the JIT
     // inlines them into the caller: no cost over an invokeExact at the call site.
@@ -100,6 +155,39 @@ public final class DataPath {
     public static int postAt(MemorySegment fn, long queue, long wr, long badWr) {
         try {
             return (int) POST_AT.invokeExact(fn, queue, wr, badWr);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new UndeclaredThrowableException(t);
+        }
+    }
+
+    /** {@link #pollCqAt} through the function {@link #bindPollCq} returned true for. */
+    public static int pollCqBound(long cq, int entries, long wc) {
+        try {
+            return (int) POLL_CQ_BOUND.invokeExact(cq, entries, wc);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new UndeclaredThrowableException(t);
+        }
+    }
+
+    /** {@link #postAt} through the post_send {@link #bindPostSend} returned true for. */
+    public static int postSendBound(long qp, long wr, long badWr) {
+        try {
+            return (int) POST_SEND_BOUND.invokeExact(qp, wr, badWr);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new UndeclaredThrowableException(t);
+        }
+    }
+
+    /** {@link #postAt} through the post_recv {@link #bindPostRecv} returned true for. */
+    public static int postRecvBound(long qp, long wr, long badWr) {
+        try {
+            return (int) POST_RECV_BOUND.invokeExact(qp, wr, badWr);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
