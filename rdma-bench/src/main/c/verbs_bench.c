@@ -1,6 +1,7 @@
 /*
  * The C side of VerbsBenchmark: the same three operations on the same device,
- * timed with CLOCK_MONOTONIC, so that Java/C ratios come from one boot.
+ * and a bare indirect call, timed with CLOCK_MONOTONIC, so that Java/C ratios
+ * come from one boot.
  *
  *   verbs_bench DEVICE ROUNDS
  *
@@ -150,10 +151,20 @@ int main(int argc, char **argv)
 	struct ibv_sge rsge = { .addr = (uintptr_t)rbuf, .length = 64, .lkey = r_mr->lkey };
 	struct ibv_recv_wr rwr = { .wr_id = 7, .sg_list = &rsge, .num_sge = 1 }, *rbad;
 
+	/* VerbsBenchmark.nativeCall's twin: an indirect call that returns at once, as ibv_poll_cq's is. */
+	void *(*volatile call)(const void *, int, size_t) = memchr;
+
 	for (int round = 0; round < rounds; round++) {
 		/* Enough calls that each measurement lasts about a second under TCG. */
 		long n = 2000000;
 		double t0 = now_ns();
+
+		for (long i = 0; i < n; i++)
+			if (call(src, 0, 0))
+				die("memchr");
+		printf("nativeCall %.1f\n", (now_ns() - t0) / n);
+
+		t0 = now_ns();
 
 		for (long i = 0; i < n; i++)
 			if (ibv_poll_cq(empty, 1, &wc) != 0)

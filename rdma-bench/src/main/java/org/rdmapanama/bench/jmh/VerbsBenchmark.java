@@ -32,7 +32,14 @@ import org.rdmapanama.device.Gid;
 import org.rdmapanama.device.GidType;
 import org.rdmapanama.error.RdmaException;
 
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 import java.util.concurrent.TimeUnit;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The binding's own cost on a real device (rxe0 in the lab), next to the
@@ -46,6 +53,12 @@ import java.util.concurrent.TimeUnit;
  * through a {@link ConfinedPoller} or {@link ConfinedPoster} bound to the
  * benchmark thread. Those are made and closed per iteration, on the thread
  * that runs it.
+ * <p>
+ * {@link #nativeCall} is the floor under all of them: one FFM downcall of a C
+ * function that does nothing ({@code memchr} of 0 bytes), shaped like the
+ * data path's (a {@code critical} handle, the function pointer passed in, then
+ * {@code long, int, long}), against the C loop calling it through a function
+ * pointer, as {@code ibv_poll_cq} does.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -91,6 +104,26 @@ public class VerbsBenchmark {
         MemoryRegion dst = pd.allocate(4096, Access.REMOTE_WRITE);
         write = a.newSendRequest(1, 1).wrId(1).opcode(0, Opcode.RDMA_WRITE).sge(src, 0, 64)
                 .remote(dst.address(), dst.rkey());
+    }
+
+    private static final MethodHandle CALL = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_LONG), Linker.Option.critical(false));
+    private static final MemorySegment MEMCHR_CONSTANT = Linker.nativeLinker().defaultLookup().findOrThrow("memchr");
+    private static final MethodHandle CALL_BOUND = CALL.bindTo(MEMCHR_CONSTANT);
+    /** Not a constant to the JIT, as a provider's function pointer read from a context is not. */
+    MemorySegment memchr = MEMCHR_CONSTANT;
+    long someAddress = 4096;
+
+    /** The FFM downcall alone, shaped like {@code DataPath}'s: {@code memchr(p, 0, 0)}, which returns at once. */
+    @Benchmark
+    public long nativeCall() throws Throwable {
+        return (long) CALL.invokeExact(memchr, someAddress, 0, 0L);
+    }
+
+    /** {@link #nativeCall} with the function's address a constant the JIT sees (a static final bound handle). */
+    @Benchmark
+    public long nativeCallBound() throws Throwable {
+        return (long) CALL_BOUND.invokeExact(someAddress, 0, 0L);
     }
 
     @TearDown(Level.Trial)

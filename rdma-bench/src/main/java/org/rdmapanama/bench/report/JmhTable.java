@@ -12,7 +12,9 @@ import java.util.OptionalDouble;
 
 /**
  * scripts/jmh-vs-c's table: JMH's score and allocation per op (jmh.csv, written with -rf csv)
- * against the median of the C loop's rounds (c-before.txt and c-after.txt, lines "NAME NS_PER_OP").
+ * against the median of the C loop's rounds, lines "NAME NS_PER_OP": those that bracketed that
+ * benchmark's own JMH run (c/BENCHMARK.txt), or, in results from before that layout, the rounds
+ * before and after the whole JMH run (c-before.txt and c-after.txt).
  */
 public final class JmhTable {
     private JmhTable() {}
@@ -22,6 +24,9 @@ public final class JmhTable {
      * thread-confined data path: its C twin is {@code NAME}'s.
      */
     static final String CONFINED = "Confined";
+
+    /** Likewise: the same call with its target a constant the JIT sees. */
+    static final String BOUND = "Bound";
 
     /**
      * One benchmark; {@code c} is null when the C loop has no such line, javaNs NaN when JMH did
@@ -38,15 +43,14 @@ public final class JmhTable {
     public static List<Row> load(Path dir) throws IOException {
         Csv jmh = Csv.read(dir.resolve("jmh.csv"));
         jmh.require("Benchmark", "Score");
+        Path perBenchmark = dir.resolve("c");
+        boolean bracketed = Files.isDirectory(perBenchmark);
         Map<String, List<Double>> cRounds = new LinkedHashMap<>();
-        for (String f : C_FILES) {
-            Path p = dir.resolve(f);
-            if (!Files.exists(p)) throw new IOException(p + " is missing");
-            for (String line : Files.readAllLines(p)) {
-                String[] w = line.strip().split("\\s+");
-                if (w.length != 2) continue;
-                OptionalDouble v = Stats.parse(w[1]);
-                if (v.isPresent()) cRounds.computeIfAbsent(w[0], x -> new ArrayList<>()).add(v.getAsDouble());
+        if (!bracketed) {
+            for (String f : C_FILES) {
+                Path p = dir.resolve(f);
+                if (!Files.exists(p)) throw new IOException(p + " is missing");
+                readC(p, cRounds);
             }
         }
         Map<String, Double> alloc = new LinkedHashMap<>();
@@ -65,10 +69,19 @@ public final class JmhTable {
         }
         if (score.isEmpty()) throw new IOException(jmh.path() + " has no benchmark rows");
         List<Row> rows = new ArrayList<>();
-        score.forEach((b, s) -> {
-            List<Double> c = cRounds.get(twin(b));
-            rows.add(new Row(b, s, error.get(b), c == null ? null : Stats.of(c), alloc.getOrDefault(b, Double.NaN)));
-        });
+        for (Map.Entry<String, Double> e : score.entrySet()) {
+            String b = e.getKey();
+            Map<String, List<Double>> own = cRounds;
+            if (bracketed) {
+                Path p = perBenchmark.resolve(b + ".txt");
+                if (!Files.exists(p)) throw new IOException(p + " is missing: the C rounds around " + b);
+                own = new LinkedHashMap<>();
+                readC(p, own);
+            }
+            List<Double> c = own.get(twin(b));
+            rows.add(new Row(b, e.getValue(), error.get(b), c == null ? null : Stats.of(c),
+                    alloc.getOrDefault(b, Double.NaN)));
+        }
         // A C benchmark that JMH did not run (a -p or name filter in JMH_ARGS) still shows its median.
         cRounds.forEach((b, c) -> {
             if (!score.containsKey(b)) rows.add(new Row(b, Double.NaN, Double.NaN, Stats.of(c), Double.NaN));
@@ -76,8 +89,20 @@ public final class JmhTable {
         return rows;
     }
 
+    private static void readC(Path p, Map<String, List<Double>> rounds) throws IOException {
+        for (String line : Files.readAllLines(p)) {
+            String[] w = line.strip().split("\\s+");
+            if (w.length != 2) continue;
+            OptionalDouble v = Stats.parse(w[1]);
+            if (v.isPresent()) rounds.computeIfAbsent(w[0], x -> new ArrayList<>()).add(v.getAsDouble());
+        }
+    }
+
     private static String twin(String benchmark) {
-        return benchmark.endsWith(CONFINED) ? benchmark.substring(0, benchmark.length() - CONFINED.length()) : benchmark;
+        for (String suffix : new String[] {CONFINED, BOUND}) {
+            if (benchmark.endsWith(suffix)) return benchmark.substring(0, benchmark.length() - suffix.length());
+        }
+        return benchmark;
     }
 
     private static String simple(String benchmark) {

@@ -181,6 +181,38 @@ class ReportCommandTest {
                 Files.readAllLines(dir.resolve("summary.csv")));
     }
 
+    /**
+     * scripts/jmh-vs-c's layout now: each benchmark against the C rounds around its own run
+     * (c/BENCHMARK.txt), not the whole run's, as the machine's speed drifts between them.
+     */
+    @Test
+    void eachBenchmarkAgainstTheCRoundsAroundItsOwnRun(@TempDir Path dir) throws IOException {
+        String b = "\"org.rdmapanama.bench.jmh.VerbsBenchmark.";
+        write(dir.resolve("jmh.csv"),
+                "\"Benchmark\",\"Mode\",\"Threads\",\"Samples\",\"Score\",\"Score Error (99.9%)\",\"Unit\",\"Param: device\"",
+                b + "pollEmptyCq\",\"avgt\",1,5,100.000000,1.0,\"ns/op\",rxe0",
+                b + "pollEmptyCqConfined\",\"avgt\",1,5,120.000000,2.0,\"ns/op\",rxe0",
+                b + "nativeCallBound\",\"avgt\",1,5,30.000000,1.0,\"ns/op\",rxe0");
+        Files.createDirectories(dir.resolve("c"));
+        // A fast machine around the first run, a slow one around the second.
+        write(dir.resolve("c/pollEmptyCq.txt"), "nativeCall 12.0", "pollEmptyCq 50.0", "pollEmptyCq 50.0",
+                "pollEmptyCq 51.0", "pollEmptyCq 49.0");
+        write(dir.resolve("c/pollEmptyCqConfined.txt"), "pollEmptyCq 80.0", "pollEmptyCq 80.0");
+        write(dir.resolve("c/nativeCallBound.txt"), "nativeCall 15.0", "pollEmptyCq 50.0");
+        Result r = run(dir.toString());
+        assertEquals(0, r.status(), r.err());
+        String txt = Files.readString(dir.resolve("summary.txt"));
+        assertTrue(line(txt, "pollEmptyCq").matches("pollEmptyCq +100\\.0 +1\\.0 +50\\.0 +2\\.00 .*\\(n=4\\)"), txt);
+        assertTrue(line(txt, "pollEmptyCqConfined").matches("pollEmptyCqConfined +120\\.0 +2\\.0 +80\\.0 +1\\.50 .*"), txt);
+        // The bound call's twin is nativeCall, from its own file.
+        assertTrue(line(txt, "nativeCallBound").matches("nativeCallBound +30\\.0 +1\\.0 +15\\.0 +2\\.00 .*\\(n=1\\)"), txt);
+
+        Files.delete(dir.resolve("c/nativeCallBound.txt"));
+        Result missing = run(dir.toString());
+        assertEquals(1, missing.status());
+        assertTrue(missing.err().contains("nativeCallBound.txt is missing"), missing.err());
+    }
+
     @Test
     void aDirectoryWithoutResultsOrAWrongHeaderFailsNamingTheFile(@TempDir Path dir) throws IOException {
         Result r = run(dir.toString());
