@@ -113,9 +113,9 @@ final class PerftestLoopback {
             if (!t.join(Duration.ofNanos(limit))) {
                 p.abort(); // its loops fail on the flushed work requests, and it closes everything
                 if (!t.join(Duration.ofSeconds(10))) {
-                    err.printf("warm-up: abandoned after %.1f s on a loopback connection (past its limit of %d s);"
+                    err.printf("%s warm-up: abandoned after %.1f s on a loopback connection (past its limit of %d s);"
                             + " the run goes on cold, so its latencies include the JIT's work%n",
-                            (System.nanoTime() - start) / 1e9, TimeUnit.NANOSECONDS.toSeconds(limit));
+                            o.who(), (System.nanoTime() - start) / 1e9, TimeUnit.NANOSECONDS.toSeconds(limit));
                     return;
                 }
             }
@@ -146,13 +146,13 @@ final class PerftestLoopback {
             if (p.leftOpen != null) {
                 throw new RdmaException(p.leftOpen);
             }
-            return String.format("warm-up: %d rounds in %.1f s on a loopback connection to %s on %s, this process only"
+            return o.who() + String.format(" warm-up: %d rounds in %.1f s on a loopback connection to %s on %s, this process only"
                             + " (until the JIT is idle for %d s, at most %d s); the native peer waited in perftest's"
                             + " exchange%n",
                     rounds, (System.nanoTime() - start) / 1e9, at, device.device().name(),
                     JitActivity.QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds);
         } catch (IOException | RuntimeException | InterruptedException e) {
-            return String.format("warm-up: failed after %.1f s on a loopback connection%s (%s); the run goes on cold,"
+            return o.who() + String.format(" warm-up: failed after %.1f s on a loopback connection%s (%s); the run goes on cold,"
                             + " so its latencies include the JIT's work%n", (System.nanoTime() - start) / 1e9,
                     at == null ? "" : " to " + at, e.getMessage());
         }

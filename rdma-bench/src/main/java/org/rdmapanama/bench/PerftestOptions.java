@@ -144,6 +144,11 @@ final class PerftestOptions {
         return server == null;
     }
 
+    /** What this process is, for stderr lines that a server and a client may print into one terminal. */
+    String who() {
+        return test.command + (isServer() ? " server" : " client");
+    }
+
     /** Sizes to run: {@code -s}, or 2, 4, ... 2^23 with {@code -a}. */
     int[] sizes() {
         if (!allSizes) {

@@ -98,7 +98,7 @@ public final class Plot {
             top = Math.max(top, add(data, whiskers, javaName, category, c.java()));
         }
         CategoryAxis x = new CategoryAxis();
-        x.setMaximumCategoryLabelLines(2);
+        x.setMaximumCategoryLabelLines(4); // four cases a panel: "write_bw 2 B, Java client + native server" wraps
         x.setCategoryLabelPositions(CategoryLabelPositions.STANDARD);
         NumberAxis y = new NumberAxis(metric.unit());
         // The whiskers reach above the medians the axis would fit by itself.
