@@ -85,19 +85,19 @@ public final class DataPath {
     /** Binds {@link #pollCqBound} to {@code fn} unless it is bound already; whether it is bound to {@code fn}. */
     public static synchronized boolean bindPollCq(MemorySegment fn) {
         pollCqBoundTo = bind(POLL_CQ_SITE, POLL_CQ_AT, pollCqBoundTo, fn);
-        return pollCqBoundTo == fn.address();
+        return pollCqBoundTo != 0 && pollCqBoundTo == fn.address();
     }
 
     /** {@link #bindPollCq} for {@link #postSendBound}. */
     public static synchronized boolean bindPostSend(MemorySegment fn) {
         postSendBoundTo = bind(POST_SEND_SITE, POST_AT, postSendBoundTo, fn);
-        return postSendBoundTo == fn.address();
+        return postSendBoundTo != 0 && postSendBoundTo == fn.address();
     }
 
     /** {@link #bindPollCq} for {@link #postRecvBound}. */
     public static synchronized boolean bindPostRecv(MemorySegment fn) {
         postRecvBoundTo = bind(POST_RECV_SITE, POST_AT, postRecvBoundTo, fn);
-        return postRecvBoundTo == fn.address();
+        return postRecvBoundTo != 0 && postRecvBoundTo == fn.address();
     }
 
     // The wrappers below are static and the handles static final, so the JIT
