@@ -41,6 +41,9 @@ final class PerftestCmExchange extends PerftestExchange {
     private boolean sent;
     private boolean received;
     private int receivedLength;
+    private int sentLength;
+    /** A receive that failed while we waited for a Send: reported when the next block is awaited. */
+    private String recvFailure;
 
     /** Call before the connection is accepted or connected: the first receive is posted here. */
     PerftestCmExchange(RdmaConnection conn, boolean client, int gidIndex) throws RdmaException {
@@ -62,11 +65,21 @@ final class PerftestCmExchange extends PerftestExchange {
 
     @Override
     void write(byte[] b) throws RdmaException {
+        post(b);
+        awaitSent();
+    }
+
+    /** Posts one block's Send; {@link #awaitSent} completes it. */
+    void post(byte[] b) throws RdmaException {
         MemorySegment.copy(b, 0, mem, JAVA_BYTE, 0, b.length);
         send.sge(mr, 0, b.length);
         sent = false;
+        sentLength = b.length;
         conn.queuePair().postSend(send);
-        await(true, Duration.ofSeconds(30), "the Send of " + b.length + " bytes to complete");
+    }
+
+    void awaitSent() throws RdmaException {
+        await(true, Duration.ofSeconds(30), "the Send of " + sentLength + " bytes to complete");
     }
 
     @Override
@@ -89,16 +102,23 @@ final class PerftestCmExchange extends PerftestExchange {
         while (forSend ? !sent : !received) {
             int n = conn.completionQueue().poll(batch);
             for (int i = 0; i < n; i++) {
+                boolean isSend = batch.wrId(i) == SEND_ID;
                 if (!batch.isSuccess(i)) {
-                    throw new RdmaException("the exchange connection failed: " + batch.status(i).describe()
-                            + " (did the peer go away?)");
-                }
-                if (batch.wrId(i) == SEND_ID) {
+                    // A peer that leaves right after our last block flushes the receive we keep posted, often
+                    // in the same poll as that block's Send completion: only the awaited side's failure counts.
+                    if (isSend || !forSend) {
+                        throw failed(batch.status(i).describe(), what);
+                    }
+                    recvFailure = batch.status(i).describe();
+                } else if (isSend) {
                     sent = true;
                 } else {
                     received = true;
                     receivedLength = batch.byteLength(i);
                 }
+            }
+            if (!forSend && !received && recvFailure != null) {
+                throw failed(recvFailure, what);
             }
             long waited = System.nanoTime() - start;
             if (n == 0 && waited > SPIN_NANOS) {
@@ -110,6 +130,11 @@ final class PerftestCmExchange extends PerftestExchange {
                         + ": is the peer still running the same test with the same flags?");
             }
         }
+    }
+
+    private static RdmaException failed(String status, String what) {
+        return new RdmaException("the exchange connection failed: " + status + " while waiting for " + what
+                + " (did the peer go away?)");
     }
 
     @Override

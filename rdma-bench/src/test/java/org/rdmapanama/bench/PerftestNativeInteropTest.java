@@ -124,8 +124,8 @@ class PerftestNativeInteropTest {
                     + nativeOut + "\n" + where(), e);
         }
         System.out.println(t.command + ": java server:\n" + r.out() + r.err() + "native client:\n" + nativeOut);
-        assertEquals(0, r.status(), r.err());
-        assertEquals(0, client.exitValue(), nativeOut);
+        assertEquals(0, r.status(), r.err() + "\nnative client:\n" + nativeOut);
+        assertEquals(0, client.exitValue(), nativeOut + "\njava server:\n" + r.out() + r.err());
         assertTrue(hasRow(nativeOut, t), nativeOut);
         assertEquals(serverPrintsRow(t), hasRow(r.out(), t), r.out());
         assertTrue(r.out().strip().endsWith(PerftestStats.RESULT_LINE.strip()), r.out());
@@ -161,8 +161,8 @@ class PerftestNativeInteropTest {
         MainTest.Result r = MainTest.run(java.toArray(String[]::new));
         String nativeOut = RcPingpongInteropTest.finish(server);
         System.out.println(t.command + ": native server:\n" + nativeOut + "java client:\n" + r.out() + r.err());
-        assertEquals(0, r.status(), r.err());
-        assertEquals(0, server.exitValue(), nativeOut);
+        assertEquals(0, r.status(), r.err() + "\nnative server:\n" + nativeOut);
+        assertEquals(0, server.exitValue(), nativeOut + "\njava client:\n" + r.out() + r.err());
         assertTrue(hasRow(r.out(), t), r.out());
         assertEquals(serverPrintsRow(t), hasRow(nativeOut, t), nativeOut);
         assertWarmedUp(t, false, r);
