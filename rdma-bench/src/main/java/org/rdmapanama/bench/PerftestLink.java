@@ -33,6 +33,7 @@ import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -253,6 +254,17 @@ final class PerftestLink implements AutoCloseable {
     }
 
     private void connectOob(RdmaConfig config) throws IOException {
+        ServerSocketChannel listening = server ? PerftestTcpExchange.listen(o.port) : null;
+        try {
+            openAndConnectOob(config, listening);
+        } finally {
+            if (listening != null) {
+                listening.close(); // accept closed it unless the device failed first
+            }
+        }
+    }
+
+    private void openAndConnectOob(RdmaConfig config, ServerSocketChannel listening) throws IOException {
         ownedContext = DeviceContext.open(config);
         ctx = ownedContext;
         selection = ctx.selection();
@@ -265,7 +277,7 @@ final class PerftestLink implements AutoCloseable {
         gidIndex = selection.gidIndex();
         outReads = Math.clamp(Math.min(ctx.capabilities().maxQpRdAtom(), ctx.capabilities().maxQpInitRdAtom()), 1, 16);
         // perftest's order: versions, system data and MTU before any resource, since they size the buffer.
-        exchange = server ? PerftestTcpExchange.accept(o.port, SETUP_TIMEOUT, out)
+        exchange = server ? PerftestTcpExchange.accept(listening, o.port, SETUP_TIMEOUT, out)
                 : PerftestTcpExchange.connect(o.server, o.port, SETUP_TIMEOUT);
         agree(port.activeMtu());
         warmUpLocally(ctx);

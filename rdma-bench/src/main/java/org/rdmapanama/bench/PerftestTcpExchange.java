@@ -40,11 +40,28 @@ final class PerftestTcpExchange extends PerftestExchange {
         ch.configureBlocking(false);
     }
 
-    /** Listens on {@code port}, prints the waiting banner, and accepts one client. */
-    static PerftestTcpExchange accept(int port, Duration timeout, PrintStream out) throws IOException {
-        try (ServerSocketChannel ssc = ServerSocketChannel.open()) {
+    /**
+     * Listens on {@code port}. A server listens before it opens its device, as
+     * the kernel then queues a client that connects meanwhile instead of
+     * refusing it (opening a device links most of the verbs a run uses: under
+     * emulation, seconds); {@link #accept} takes it once the device is ready.
+     */
+    static ServerSocketChannel listen(int port) throws IOException {
+        ServerSocketChannel ssc = ServerSocketChannel.open();
+        try {
             ssc.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             ssc.bind(new InetSocketAddress(port));
+            return ssc;
+        } catch (IOException | RuntimeException e) {
+            ssc.close();
+            throw e;
+        }
+    }
+
+    /** Prints the waiting banner and accepts one client on {@code listening}, which it then closes. */
+    static PerftestTcpExchange accept(ServerSocketChannel listening, int port, Duration timeout, PrintStream out)
+            throws IOException {
+        try (ServerSocketChannel ssc = listening) {
             ssc.socket().setSoTimeout((int) timeout.toMillis());
             PerftestHeader.waiting(out);
             Socket s = ssc.socket().accept();

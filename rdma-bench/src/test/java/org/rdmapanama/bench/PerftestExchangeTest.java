@@ -6,6 +6,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ServerSocket;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -145,8 +146,9 @@ class PerftestExchangeTest {
         PerftestStats.Bandwidth figures = new PerftestStats.Bandwidth(65536, 500, 44.81, 42.66, 0.000683);
         PrintStream quiet = new PrintStream(new ByteArrayOutputStream());
         int finalPort = port;
+        ServerSocketChannel listening = PerftestTcpExchange.listen(port);
         CompletableFuture<Object[]> server = CompletableFuture.supplyAsync(() -> {
-            try (PerftestExchange x = PerftestTcpExchange.accept(finalPort, t, quiet)) {
+            try (PerftestExchange x = PerftestTcpExchange.accept(listening, finalPort, t, quiet)) {
                 PerftestExchange.Hello h = x.hello(PerftestWire.VERSION, t);
                 int[] sys = x.sysData(4096, 64, t);
                 int mtu = x.mtu(5, t);
