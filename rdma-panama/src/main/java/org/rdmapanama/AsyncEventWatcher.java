@@ -34,7 +34,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * fresh one.
  */
 final class AsyncEventWatcher {
-    private static final Logger log = LoggerFactory.getLogger(AsyncEventWatcher.class);
+    private static final class Log { // lazily: see org.rdmapanama.internal.Cleanup
+        static final Logger LOG = LoggerFactory.getLogger(AsyncEventWatcher.class);
+    }
     private static final Map<Long, AsyncEventWatcher> BY_CONTEXT = new HashMap<>(); // guarded by the class
 
     private final MemorySegment context;
@@ -128,7 +130,7 @@ final class AsyncEventWatcher {
                     if (isStopped()) {
                         return; // the context closed under the poll: expected, not a failure
                     }
-                    log.warn("{}; no longer watching", Errno.message("poll", "the async event fd of " + device, -ready));
+                    Log.LOG.warn("{}; no longer watching", Errno.message("poll", "the async event fd of " + device, -ready));
                     return;
                 }
                 if (ready > 0 && !drain(event)) {
@@ -136,7 +138,7 @@ final class AsyncEventWatcher {
                 }
             }
         } catch (RuntimeException | Error e) {
-            log.error("{}: the async event watcher failed; events are no longer read", device, e);
+            Log.LOG.error("{}: the async event watcher failed; events are no longer read", device, e);
         } finally {
             retire();
         }
@@ -155,7 +157,7 @@ final class AsyncEventWatcher {
                 return true;
             }
             if (rc < 0) {
-                log.warn("{}; no longer watching", Errno.message("ibv_get_async_event", device, -rc));
+                Log.LOG.warn("{}; no longer watching", Errno.message("ibv_get_async_event", device, -rc));
                 return false;
             }
             AsyncEventType type = AsyncEventType.UNKNOWN;
@@ -163,7 +165,7 @@ final class AsyncEventWatcher {
                 type = AsyncEventType.of(ibv_async_event.event_type(event));
                 handle(type, event);
             } catch (RuntimeException e) { // one bad event must not end the watching
-                log.error("{}: could not handle async event {}", device, type, e);
+                Log.LOG.error("{}: could not handle async event {}", device, type, e);
             } finally {
                 Verbs.ackAsyncEvent(event);
             }
@@ -184,7 +186,7 @@ final class AsyncEventWatcher {
                     cq.overran();
                 }
                 if (first) {
-                    log.error("{}: {} on {}: completions were dropped", device, type, cq != null ? cq : "an unknown CQ");
+                    Log.LOG.error("{}: {} on {}: completions were dropped", device, type, cq != null ? cq : "an unknown CQ");
                 }
             }
             case QP -> {
@@ -206,9 +208,9 @@ final class AsyncEventWatcher {
 
     private void logEvent(AsyncEventType type, String what) {
         if (type.isError()) {
-            log.warn("{}: {} on {}", device, type, what);
+            Log.LOG.warn("{}: {} on {}", device, type, what);
         } else {
-            log.debug("{}: {} on {}", device, type, what);
+            Log.LOG.debug("{}: {} on {}", device, type, what);
         }
     }
 }

@@ -17,7 +17,8 @@ import java.util.function.Function;
  * The subcommands' command lines, parsed by picocli into an object with
  * {@code @Option} fields; errors become one-line {@link IllegalArgumentException}s
  * that name the flag as the user spelled it. Usage texts stay hand-written, in
- * the native tools' layout.
+ * the native tools' layout. The servers that a user starts first, the perftest
+ * tests and rping, read theirs with {@link Getopt} instead (start-up; see there).
  */
 final class CliArgs {
     private CliArgs() {}

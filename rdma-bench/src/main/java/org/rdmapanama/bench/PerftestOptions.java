@@ -1,21 +1,15 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.device.Port;
 import org.rdmapanama.device.Transport;
-import picocli.CommandLine.ITypeConverter;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.TypeConversionException;
 
 import java.io.PrintStream;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
  * The command line of the perftest-compatible subcommands ({@code write_lat},
  * {@code send_bw}, ...), with perftest's flags, defaults and checks. Parsing
- * is pure (no device), so it is unit-tested on the host: picocli fills the
- * {@code @Option} fields (and calls the setters), then {@link #parse} applies
+ * is pure (no device), so it is unit-tested on the host: {@link Getopt} reads
+ * the flags as perftest's getopt_long does, then {@link #parse} applies
  * perftest's checks across flags and its defaults.
  */
 final class PerftestOptions {
@@ -72,64 +66,40 @@ final class PerftestOptions {
     static final int MIN_ITERS = 5;
 
     Test test;
-    @Option(names = {"-d", "--ib-dev"}, converter = CliArgs.NonEmpty.class)
     String device;
-    @Option(names = {"-i", "--ib-port"}, converter = CliArgs.IbPort.class)
     int ibPort = 1;
-    @Option(names = {"-x", "--gid-index"}, converter = CliArgs.GidIndex.class)
     Integer gidIndex;
     int size;
     boolean sizeGiven;
-    @Option(names = {"-a", "--all"})
     boolean allSizes;
-    @Option(names = {"-n", "--iters"}, converter = Iters.class)
     int iters;
-    @Option(names = {"-D", "--duration"}, converter = Seconds.class)
     Integer duration;
-    @Option(names = {"-R", "--rdma_cm"})
     boolean rdmaCm;
     int txDepth;
     boolean txDepthGiven;
-    @Option(names = {"-I", "--inline_size"}, converter = InlineSize.class)
     int inlineSize = -1;
-    @Option(names = {"-q", "--qp"}, converter = Qps.class)
     int numQps = 1;
-    @Option(names = "--report_gbits")
     boolean reportGbits;
-    @Option(names = {"-p", "--port"}, converter = CliArgs.Port.class)
     int port = DEFAULT_PORT;
-    @Option(names = "--transport", converter = TransportName.class)
     String transport;
-    @Option(names = {"-A", "--atomic_type"})
     String atomicType;
     boolean fetchAndAdd = true;
     /** The server's address: at most one, checked in parse() to say so in its own words. */
-    @Parameters
-    List<String> addresses = new ArrayList<>();
+    List<String> addresses = List.of();
     String server;
     /** {@code -F}: accepted and ignored (perftest's CPU frequency check; we use System.nanoTime). */
-    @Option(names = {"-F", "--CPU-freq"})
     boolean ignoreCpuFreq;
-    @Option(names = "--warmup", converter = WarmupSeconds.class)
     int warmupMaxSeconds = 60;
-    @Option(names = {"-h", "--help"}, usageHelp = true)
     boolean help;
 
-    @Option(names = {"-s", "--size"}, converter = Size.class)
-    void size(int s) {
+    private void size(int s) {
         size = s;
         sizeGiven = true;
     }
 
-    @Option(names = {"-t", "--tx-depth"}, converter = TxDepth.class)
-    void txDepth(int t) {
+    private void txDepth(int t) {
         txDepth = t;
         txDepthGiven = true;
-    }
-
-    @Option(names = "--no-warmup")
-    void noWarmup(boolean ignored) {
-        warmupMaxSeconds = 0;
     }
 
     /**
@@ -198,7 +168,28 @@ final class PerftestOptions {
     static PerftestOptions parse(Test test, String[] args) {
         PerftestOptions o = new PerftestOptions();
         o.test = test;
-        if (!CliArgs.parse(o, args)) {
+        o.addresses = new Getopt()
+                .value(Getopt.nonEmpty(d -> o.device = d), "-d", "--ib-dev")
+                .value(Getopt.number(1, 255, p -> o.ibPort = p), "-i", "--ib-port")
+                .value(Getopt.number(0, 65535, x -> o.gidIndex = x), "-x", "--gid-index")
+                .value(Getopt.number(1, MAX_SIZE, o::size), "-s", "--size")
+                .flag(() -> o.allSizes = true, "-a", "--all")
+                .value(Getopt.number(MIN_ITERS, 100_000_000, n -> o.iters = n), "-n", "--iters")
+                .value(Getopt.number(1, 86_400, d -> o.duration = d), "-D", "--duration")
+                .flag(() -> o.rdmaCm = true, "-R", "--rdma_cm")
+                .value(Getopt.number(1, 16384, o::txDepth), "-t", "--tx-depth")
+                .value(Getopt.number(0, 1 << 16, b -> o.inlineSize = b), "-I", "--inline_size")
+                .value(Getopt.number(1, 65536, q -> o.numQps = q), "-q", "--qp")
+                .flag(() -> o.reportGbits = true, "--report_gbits")
+                .value(Getopt.number(1, 65535, p -> o.port = p), "-p", "--port")
+                .value((typed, v) -> o.transport = transport(typed, v), "--transport")
+                .value((typed, v) -> o.atomicType = v, "-A", "--atomic_type")
+                .flag(() -> o.ignoreCpuFreq = true, "-F", "--CPU-freq")
+                .value(Getopt.number(0, 3600, w -> o.warmupMaxSeconds = w), "--warmup")
+                .flag(() -> o.warmupMaxSeconds = 0, "--no-warmup")
+                .flag(() -> o.help = true, "-h", "--help")
+                .parse(args);
+        if (o.help) {
             return null;
         }
         if (o.numQps != 1) {
@@ -264,59 +255,13 @@ final class PerftestOptions {
         }
     }
 
-    // perftest's limits, as picocli converters (strtol-like numbers, see CliArgs.Range).
-    static final class Size extends CliArgs.Range {
-        Size() {
-            super(1, MAX_SIZE);
+    private static String transport(String typed, String v) {
+        try {
+            Transport.parse(v);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("option " + typed + ": " + e.getMessage());
         }
-    }
-
-    static final class Iters extends CliArgs.Range {
-        Iters() {
-            super(MIN_ITERS, 100_000_000);
-        }
-    }
-
-    static final class Seconds extends CliArgs.Range {
-        Seconds() {
-            super(1, 86_400);
-        }
-    }
-
-    static final class TxDepth extends CliArgs.Range {
-        TxDepth() {
-            super(1, 16384);
-        }
-    }
-
-    static final class InlineSize extends CliArgs.Range {
-        InlineSize() {
-            super(0, 1 << 16);
-        }
-    }
-
-    static final class Qps extends CliArgs.Range {
-        Qps() {
-            super(1, 65536);
-        }
-    }
-
-    static final class WarmupSeconds extends CliArgs.Range {
-        WarmupSeconds() {
-            super(0, 3600);
-        }
-    }
-
-    static final class TransportName implements ITypeConverter<String> {
-        @Override
-        public String convert(String v) {
-            try {
-                org.rdmapanama.device.Transport.parse(v);
-            } catch (IllegalArgumentException e) {
-                throw new TypeConversionException("option " + CliArgs.FLAG + ": " + e.getMessage());
-            }
-            return v;
-        }
+        return v;
     }
 
     static void usage(Test test, PrintStream s) {

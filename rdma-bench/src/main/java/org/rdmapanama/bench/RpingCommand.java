@@ -6,15 +6,13 @@ import org.rdmapanama.cm.CmException;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
-import picocli.CommandLine.ITypeConverter;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.TypeConversionException;
 
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * {@code rdma-bench rping}: protocol-compatible with rdmacm-utils' {@code rping},
@@ -137,43 +135,48 @@ final class RpingCommand {
         }
     }
 
-    // --- the command line, getopt-style like rping's "a:I:Pp:C:S:scvVdq" (picocli groups -vV and reads -C5) ---
+    // --- the command line, rping's getopt string "a:I:Pp:C:S:scvVdq" (grouped -vV, attached -C5) ---
 
     /** The flags as given; {@link #parse} checks them and resolves the addresses. */
-    static final class Flags {
-        @Option(names = "-s")
+    private static final class Flags {
         boolean server;
-        @Option(names = "-c")
         boolean client;
-        @Option(names = "-a")
         String address;
-        @Option(names = "-I")
         String source;
-        @Option(names = "-p", converter = PortNumber.class)
         int port = DEFAULT_PORT;
-        @Option(names = "-C", converter = Count.class)
         int count = 0;
-        @Option(names = "-S", converter = Size.class)
         int size = 64;
-        @Option(names = "-v")
         boolean verbose;
-        @Option(names = "-V")
         boolean validate;
-        @Option(names = "-d")
         boolean debug;
-        @Option(names = "-P")
         boolean persistent;
-        @Option(names = "-q")
         boolean selfCreatedQp;
-        @Option(names = {"-h", "--help"}, usageHelp = true)
         boolean help;
     }
 
     /** The options, or null for {@code -h}; throws IllegalArgumentException with a one-line reason. */
     static Options parse(String[] args) {
         Flags f = new Flags();
-        if (!CliArgs.parse(f, args)) {
+        List<String> operands = new Getopt()
+                .flag(() -> f.server = true, "-s")
+                .flag(() -> f.client = true, "-c")
+                .value((typed, v) -> f.address = v, "-a")
+                .value((typed, v) -> f.source = v, "-I")
+                .value((typed, v) -> f.port = number(typed, v, 1, 65535, "port"), "-p")
+                .value((typed, v) -> f.count = number(typed, v, 0, Integer.MAX_VALUE, "count"), "-C")
+                .value((typed, v) -> f.size = number(typed, v, MIN_SIZE, MAX_SIZE, "size"), "-S")
+                .flag(() -> f.verbose = true, "-v")
+                .flag(() -> f.validate = true, "-V")
+                .flag(() -> f.debug = true, "-d")
+                .flag(() -> f.persistent = true, "-P")
+                .flag(() -> f.selfCreatedQp = true, "-q")
+                .flag(() -> f.help = true, "-h", "--help")
+                .parse(args);
+        if (f.help) {
             return null;
+        }
+        if (!operands.isEmpty()) {
+            throw new IllegalArgumentException("unexpected argument '" + operands.getFirst() + "'");
         }
         if (f.selfCreatedQp) {
             throw new IllegalArgumentException(
@@ -200,49 +203,18 @@ final class RpingCommand {
     }
 
     /** rping's numbers: decimal, with its messages ("invalid size 22 for -S (valid range is 23 to 65535)"). */
-    abstract static class Number implements ITypeConverter<Integer> {
-        private final int min;
-        private final int max;
-        private final String what;
-
-        Number(int min, int max, String what) {
-            this.min = min;
-            this.max = max;
-            this.what = what;
+    private static int number(String flag, String v, int min, int max, String what) {
+        long n;
+        try {
+            n = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("invalid " + what + " '" + v + "' for " + flag + ": not a number");
         }
-
-        @Override
-        public Integer convert(String v) {
-            long n;
-            try {
-                n = Long.parseLong(v);
-            } catch (NumberFormatException e) {
-                throw new TypeConversionException("invalid " + what + " '" + v + "' for " + CliArgs.FLAG + ": not a number");
-            }
-            if (n < min || n > max) {
-                throw new TypeConversionException("invalid " + what + " " + n + " for " + CliArgs.FLAG
-                        + " (valid range is " + min + " to " + max + ")");
-            }
-            return (int) n;
+        if (n < min || n > max) {
+            throw new IllegalArgumentException("invalid " + what + " " + n + " for " + flag
+                    + " (valid range is " + min + " to " + max + ")");
         }
-    }
-
-    static final class PortNumber extends Number {
-        PortNumber() {
-            super(1, 65535, "port");
-        }
-    }
-
-    static final class Count extends Number {
-        Count() {
-            super(0, Integer.MAX_VALUE, "count");
-        }
-    }
-
-    static final class Size extends Number {
-        Size() {
-            super(MIN_SIZE, MAX_SIZE, "size");
-        }
+        return (int) n;
     }
 
     private static InetAddress resolve(String flag, String host) {

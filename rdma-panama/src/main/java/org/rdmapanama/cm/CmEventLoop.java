@@ -30,7 +30,9 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  * blocks (or calls the blocking API) stalls every connection of the group.
  */
 public final class CmEventLoop implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(CmEventLoop.class);
+    private static final class Log { // lazily: see org.rdmapanama.internal.Cleanup
+        static final Logger LOG = LoggerFactory.getLogger(CmEventLoop.class);
+    }
     private static final Object SHARED_LOCK = new Object();
     private static volatile CmEventLoop shared;
 
@@ -223,13 +225,13 @@ public final class CmEventLoop implements AutoCloseable {
     }
 
     private void fail(RdmaException e) {
-        log.error("rdma_cm event loop {} stops: {}", name, e.getMessage());
+        Log.LOG.error("rdma_cm event loop {} stops: {}", name, e.getMessage());
         failure = e;
         for (Target t : List.copyOf(targets.values())) {
             try {
                 t.onLoopFailure(e);
             } catch (RuntimeException x) {
-                log.warn("after the failure of {}: {}", name, x.toString());
+                Log.LOG.warn("after the failure of {}: {}", name, x.toString());
             }
         }
     }
@@ -251,7 +253,7 @@ public final class CmEventLoop implements AutoCloseable {
         try {
             r.run();
         } catch (RuntimeException e) {
-            log.warn("a task on the rdma_cm event loop {} failed", name, e);
+            Log.LOG.warn("a task on the rdma_cm event loop {} failed", name, e);
         }
     }
 
@@ -279,13 +281,13 @@ public final class CmEventLoop implements AutoCloseable {
             try {
                 target.onEvent(ev);
             } catch (RuntimeException e) {
-                log.warn("handling {} on {}", ev.type(), name, e);
+                Log.LOG.warn("handling {} on {}", ev.type(), name, e);
             }
         } else if (ev.type() == CmEventType.CONNECT_REQUEST) {
             // The listener is gone: refuse the request (destroying an unaccepted id rejects it).
             destroyUnowned(ev.id());
         } else {
-            log.debug("{} for a cm_id nobody owns any more, dropped", ev.type());
+            Log.LOG.debug("{} for a cm_id nobody owns any more, dropped", ev.type());
         }
         return true;
     }
@@ -295,7 +297,7 @@ public final class CmEventLoop implements AutoCloseable {
         try {
             org.rdmapanama.internal.Cm.DESTROY_ID.status("an unowned cm_id", id);
         } catch (RdmaException e) {
-            log.debug("rdma_destroy_id: {}", e.getMessage());
+            Log.LOG.debug("rdma_destroy_id: {}", e.getMessage());
         }
     }
 

@@ -48,7 +48,9 @@ import java.util.concurrent.TimeoutException;
  * loop thread unless they use an {@code ...Async} stage with an executor.
  */
 public final class RdmaConnection implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(RdmaConnection.class);
+    private static final class Log { // lazily: see org.rdmapanama.internal.Cleanup
+        static final Logger LOG = LoggerFactory.getLogger(RdmaConnection.class);
+    }
 
     enum State { RESOLVED, REQUESTED, ESTABLISHED, DISCONNECTED, CLOSED }
 
@@ -522,7 +524,7 @@ public final class RdmaConnection implements AutoCloseable {
             try {
                 qp.toError();
             } catch (RdmaException | IllegalStateException e) {
-                log.debug("moving {} to ERR after {}: {}", describe(), ev.type(), e.getMessage());
+                Log.LOG.debug("moving {} to ERR after {}: {}", describe(), ev.type(), e.getMessage());
             }
         }
         return ev.type();
@@ -606,7 +608,7 @@ public final class RdmaConnection implements AutoCloseable {
             try {
                 Cm.DISCONNECT.status(describe(), id.id());
             } catch (RdmaException e) {
-                log.debug("rdma_disconnect while closing {}: {}", describe(), e.getMessage());
+                Log.LOG.debug("rdma_disconnect while closing {}: {}", describe(), e.getMessage());
             }
         }
         events.end(new org.rdmapanama.ClosedResourceException(describe() + " is closed"));

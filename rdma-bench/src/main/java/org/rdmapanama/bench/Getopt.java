@@ -1,0 +1,159 @@
+package org.rdmapanama.bench;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * A command line read as C's {@code getopt_long(3)} reads perftest's: short
+ * flags grouped ({@code -aR}), a short option's value attached or next
+ * ({@code -s64}, {@code -s 64}), {@code --name=value} or {@code --name value},
+ * operands anywhere, {@code --} ending the options, the last of a repeated
+ * option winning. Errors are one-line {@link IllegalArgumentException}s that
+ * name the option as typed.
+ * <p>
+ * Hand-written rather than picocli (which the other subcommands use), for the
+ * perftest tests only: a server's start-up parses this first, and picocli's
+ * 160 classes (class file version 49, which the AOT cache cannot hold) took
+ * 0.15 s of a 0.37 s start on the host and about 3 s of 6 in the lab.
+ */
+final class Getopt {
+    /** What an option does with its value (null for a flag), given the option's name as typed. */
+    @FunctionalInterface
+    interface Action {
+        void apply(String typed, String value);
+    }
+
+    private record Opt(boolean takesValue, Action action) {}
+
+    private final Map<String, Opt> options = new HashMap<>();
+
+    /** A flag without a value, e.g. {@code "-R", "--rdma_cm"}. */
+    Getopt flag(Runnable action, String... names) {
+        return add(new Opt(false, (typed, v) -> action.run()), names);
+    }
+
+    /** An option with a value, e.g. {@code "-s", "--size"}. */
+    Getopt value(Action action, String... names) {
+        return add(new Opt(true, action), names);
+    }
+
+    private Getopt add(Opt opt, String... names) {
+        for (String n : names) {
+            if (options.putIfAbsent(n, opt) != null) {
+                throw new IllegalStateException("option " + n + " declared twice");
+            }
+        }
+        return this;
+    }
+
+    /** Applies the options in {@code args} in order; returns the operands. */
+    List<String> parse(String[] args) {
+        List<String> operands = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (a.equals("--")) {
+                operands.addAll(List.of(args).subList(i + 1, args.length));
+                break;
+            } else if (a.startsWith("--")) {
+                int eq = a.indexOf('=');
+                String name = eq < 0 ? a : a.substring(0, eq);
+                Opt opt = lookup(name);
+                if (!opt.takesValue) {
+                    if (eq >= 0) {
+                        throw new IllegalArgumentException("option " + name + " takes no value");
+                    }
+                    opt.action.apply(name, null);
+                } else if (eq >= 0) {
+                    opt.action.apply(name, a.substring(eq + 1));
+                } else {
+                    opt.action.apply(name, next(args, ++i, name));
+                }
+            } else if (a.startsWith("-") && a.length() > 1) {
+                i = shortGroup(args, i);
+            } else {
+                operands.add(a);
+            }
+        }
+        return operands;
+    }
+
+    /** {@code -aR}, {@code -s64}, {@code -s 64}: returns the index of the last argument used. */
+    private int shortGroup(String[] args, int i) {
+        String a = args[i];
+        for (int c = 1; c < a.length(); c++) {
+            String name = "-" + a.charAt(c);
+            Opt opt = lookup(name);
+            if (opt.takesValue) {
+                if (c + 1 < a.length()) {
+                    opt.action.apply(name, a.substring(c + 1));
+                    return i;
+                }
+                opt.action.apply(name, next(args, i + 1, name));
+                return i + 1;
+            }
+            if (c + 1 < a.length() && a.charAt(c + 1) == '=') {
+                throw new IllegalArgumentException("option " + name + " takes no value");
+            }
+            opt.action.apply(name, null);
+        }
+        return i;
+    }
+
+    private Opt lookup(String name) {
+        Opt opt = options.get(name);
+        if (opt == null) {
+            throw new IllegalArgumentException("unknown option '" + name + "'");
+        }
+        return opt;
+    }
+
+    private static String next(String[] args, int i, String name) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException("option " + name + " needs a value");
+        }
+        return args[i];
+    }
+
+    /**
+     * A number in {@code min..max}, read like C's {@code strtol(v, NULL, 0)} that
+     * perftest uses (so {@code 0x10} and octal {@code 010} work).
+     */
+    static int number(String typed, String v, int min, int max) {
+        long n;
+        try {
+            n = Long.decode(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("option " + typed + " needs a number, got '" + v + "'");
+        }
+        if (n < min || n > max) {
+            throw new IllegalArgumentException("option " + typed + " must be " + min + ".." + max + ", got " + v);
+        }
+        return (int) n;
+    }
+
+    /** {@code v}, unless blank. */
+    static String nonEmpty(String typed, String v) {
+        if (v.isBlank()) {
+            throw new IllegalArgumentException("option " + typed + " needs a non-empty value");
+        }
+        return v;
+    }
+
+    /** An {@link Action} that reads a number in {@code min..max} and hands it on. */
+    static Action number(int min, int max, IntSetter set) {
+        return (typed, v) -> set.set(number(typed, v, min, max));
+    }
+
+    /** An {@link Action} that hands on a non-blank value. */
+    static Action nonEmpty(Consumer<String> set) {
+        return (typed, v) -> set.accept(nonEmpty(typed, v));
+    }
+
+    @FunctionalInterface
+    interface IntSetter {
+        void set(int value);
+    }
+}
