@@ -132,8 +132,10 @@ final class PerftestCommand {
                 out = real;
                 latency.warming = bandwidth.warming = false;
             }
-            err.printf("%s warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on both sides, at most %d s)%n",
-                    o.who(), rounds, (System.nanoTime() - start) / 1e9, JitActivity.QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds);
+            // One println, one write: a server and a client sharing a terminal print theirs at once.
+            err.println(String.format("%s warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on both sides, "
+                    + "at most %d s)", o.who(), rounds, (System.nanoTime() - start) / 1e9,
+                    JitActivity.QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds));
         }
 
         private void runSizes(int[] sizes) throws IOException {

@@ -113,9 +113,9 @@ final class PerftestLoopback {
             if (!t.join(Duration.ofNanos(limit))) {
                 p.abort(); // its loops fail on the flushed work requests, and it closes everything
                 if (!t.join(Duration.ofSeconds(10))) {
-                    err.printf("%s warm-up: abandoned after %.1f s on a loopback connection (past its limit of %d s);"
-                            + " the run goes on cold, so its latencies include the JIT's work%n",
-                            o.who(), (System.nanoTime() - start) / 1e9, TimeUnit.NANOSECONDS.toSeconds(limit));
+                    err.println(String.format("%s warm-up: abandoned after %.1f s on a loopback connection (past its "
+                            + "limit of %d s); the run goes on cold, so its latencies include the JIT's work",
+                            o.who(), (System.nanoTime() - start) / 1e9, TimeUnit.NANOSECONDS.toSeconds(limit)));
                     return;
                 }
             }
