@@ -17,8 +17,9 @@ import java.util.function.Function;
  * The subcommands' command lines, parsed by picocli into an object with
  * {@code @Option} fields; errors become one-line {@link IllegalArgumentException}s
  * that name the flag as the user spelled it. Usage texts stay hand-written, in
- * the native tools' layout. The servers that a user starts first, the perftest
- * tests and rping, read theirs with {@link Getopt} instead (start-up; see there).
+ * the native tools' layout. The perftest tests and rping, servers that a user
+ * starts first, read theirs with {@link Getopt} instead (start-up; see there);
+ * the others, rc_pingpong included, keep picocli.
  */
 final class CliArgs {
     private CliArgs() {}
@@ -112,10 +113,7 @@ final class CliArgs {
         return found != null ? found : os.longestName();
     }
 
-    /**
-     * A number in {@code min..max}, read like C's {@code strtol(v, NULL, 0)} that
-     * perftest and ibv_rc_pingpong use (so {@code 0x10} and octal {@code 010} work).
-     */
+    /** A number in {@code min..max}, read as {@link Getopt#number} reads it (C's strtol, as the native tools do). */
     abstract static class Range implements ITypeConverter<Integer> {
         private final int min;
         private final int max;
@@ -127,44 +125,45 @@ final class CliArgs {
 
         @Override
         public Integer convert(String v) {
-            long n;
             try {
-                n = Long.decode(v);
-            } catch (NumberFormatException e) {
-                throw new TypeConversionException("option " + FLAG + " needs a number, got '" + v + "'");
+                return Getopt.number(FLAG, v, min, max);
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException(e.getMessage());
             }
-            if (n < min || n > max) {
-                throw new TypeConversionException("option " + FLAG + " must be " + min + ".." + max + ", got " + v);
-            }
-            return (int) n;
         }
     }
 
+    // The limits that the Getopt-read command lines share with these converters.
+    static final int PORT_MIN = 1, PORT_MAX = 65535;
+    static final int IB_PORT_MIN = 1, IB_PORT_MAX = 255;
+    static final int GID_INDEX_MIN = 0, GID_INDEX_MAX = 65535;
+
     static final class Port extends Range {
         Port() {
-            super(1, 65535);
+            super(PORT_MIN, PORT_MAX);
         }
     }
 
     static final class IbPort extends Range {
         IbPort() {
-            super(1, 255);
+            super(IB_PORT_MIN, IB_PORT_MAX);
         }
     }
 
     static final class GidIndex extends Range {
         GidIndex() {
-            super(0, 65535);
+            super(GID_INDEX_MIN, GID_INDEX_MAX);
         }
     }
 
     static final class NonEmpty implements ITypeConverter<String> {
         @Override
         public String convert(String v) {
-            if (v.isBlank()) {
-                throw new TypeConversionException("option " + FLAG + " needs a non-empty value");
+            try {
+                return Getopt.nonEmpty(FLAG, v);
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException(e.getMessage());
             }
-            return v;
         }
     }
 }

@@ -7,17 +7,18 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * A command line read as C's {@code getopt_long(3)} reads perftest's: short
- * flags grouped ({@code -aR}), a short option's value attached or next
- * ({@code -s64}, {@code -s 64}), {@code --name=value} or {@code --name value},
- * operands anywhere, {@code --} ending the options, the last of a repeated
- * option winning. Errors are one-line {@link IllegalArgumentException}s that
- * name the option as typed.
+ * A command line read as C's {@code getopt_long(3)} reads perftest's and
+ * rping's: short flags grouped ({@code -aR}), a short option's value attached
+ * or next ({@code -s64}, {@code -s 64}, never {@code -s=64}), {@code --name=value}
+ * or {@code --name value}, a long name shortened to any prefix that names one
+ * option ({@code --iter}), operands anywhere, {@code --} ending the options, the
+ * last of a repeated option winning. Errors are one-line
+ * {@link IllegalArgumentException}s that name the option as typed.
  * <p>
  * Hand-written rather than picocli (which the other subcommands use), for the
- * perftest tests only: a server's start-up parses this first, and picocli's
- * 160 classes (class file version 49, which the AOT cache cannot hold) took
- * 0.15 s of a 0.37 s start on the host and about 3 s of 6 in the lab.
+ * perftest tests and rping: a server's start-up parses this first, and
+ * picocli's 160 classes (class file version 49, which the AOT cache cannot
+ * hold) took 0.15 s of a 0.37 s start on the host and 2.5-3 s in the lab.
  */
 final class Getopt {
     /** What an option does with its value (null for a flag), given the option's name as typed. */
@@ -59,7 +60,7 @@ final class Getopt {
                 break;
             } else if (a.startsWith("--")) {
                 int eq = a.indexOf('=');
-                String name = eq < 0 ? a : a.substring(0, eq);
+                String name = longName(eq < 0 ? a : a.substring(0, eq));
                 Opt opt = lookup(name);
                 if (!opt.takesValue) {
                     if (eq >= 0) {
@@ -88,7 +89,13 @@ final class Getopt {
             Opt opt = lookup(name);
             if (opt.takesValue) {
                 if (c + 1 < a.length()) {
-                    opt.action.apply(name, a.substring(c + 1));
+                    String value = a.substring(c + 1);
+                    if (value.startsWith("=")) {
+                        // getopt would take "=x" as the value; say so rather than fail on "=rxe0" later
+                        throw new IllegalArgumentException("option " + name + " takes its value as " + name + " "
+                                + value.substring(1) + " or " + name + value.substring(1) + ", not " + name + value);
+                    }
+                    opt.action.apply(name, value);
                     return i;
                 }
                 opt.action.apply(name, next(args, i + 1, name));
@@ -100,6 +107,24 @@ final class Getopt {
             opt.action.apply(name, null);
         }
         return i;
+    }
+
+    /** {@code typed} itself if declared, else the one long name it is a prefix of (getopt_long's abbreviations). */
+    private String longName(String typed) {
+        if (options.containsKey(typed)) {
+            return typed;
+        }
+        List<String> matches = new ArrayList<>();
+        for (String n : options.keySet()) {
+            if (n.startsWith("--") && n.startsWith(typed)) {
+                matches.add(n);
+            }
+        }
+        if (matches.size() > 1) {
+            matches.sort(null);
+            throw new IllegalArgumentException("option '" + typed + "' is ambiguous: " + String.join(", ", matches));
+        }
+        return matches.isEmpty() ? typed : matches.getFirst();
     }
 
     private Opt lookup(String name) {

@@ -254,13 +254,9 @@ final class PerftestLink implements AutoCloseable {
     }
 
     private void connectOob(RdmaConfig config) throws IOException {
-        ServerSocketChannel listening = server ? PerftestTcpExchange.listen(o.port) : null;
-        try {
+        // Closed here when anything before the accept fails (the accept closes it otherwise).
+        try (ServerSocketChannel listening = server ? PerftestTcpExchange.listen(o.port) : null) {
             openAndConnectOob(config, listening);
-        } finally {
-            if (listening != null) {
-                listening.close(); // accept closed it unless the device failed first
-            }
         }
     }
 

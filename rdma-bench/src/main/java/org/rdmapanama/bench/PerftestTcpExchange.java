@@ -7,7 +7,6 @@ import java.io.PrintStream;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
@@ -64,8 +63,13 @@ final class PerftestTcpExchange extends PerftestExchange {
         try (ServerSocketChannel ssc = listening) {
             ssc.socket().setSoTimeout((int) timeout.toMillis());
             PerftestHeader.waiting(out);
-            Socket s = ssc.socket().accept();
-            return new PerftestTcpExchange(s.getChannel(), false, "client");
+            SocketChannel ch = ssc.socket().accept().getChannel();
+            try {
+                return new PerftestTcpExchange(ch, false, "client");
+            } catch (IOException | RuntimeException e) {
+                ch.close();
+                throw e;
+            }
         } catch (SocketTimeoutException e) {
             throw new RdmaException("no client connected to TCP port " + port + " within " + timeout.toSeconds() + " s", e);
         }

@@ -162,7 +162,7 @@ final class RpingCommand {
                 .flag(() -> f.client = true, "-c")
                 .value((typed, v) -> f.address = v, "-a")
                 .value((typed, v) -> f.source = v, "-I")
-                .value((typed, v) -> f.port = number(typed, v, 1, 65535, "port"), "-p")
+                .value((typed, v) -> f.port = number(typed, v, CliArgs.PORT_MIN, CliArgs.PORT_MAX, "port"), "-p")
                 .value((typed, v) -> f.count = number(typed, v, 0, Integer.MAX_VALUE, "count"), "-C")
                 .value((typed, v) -> f.size = number(typed, v, MIN_SIZE, MAX_SIZE, "size"), "-S")
                 .flag(() -> f.verbose = true, "-v")

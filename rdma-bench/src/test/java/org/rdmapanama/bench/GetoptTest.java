@@ -16,7 +16,8 @@ class GetoptTest {
         return new Getopt()
                 .flag(() -> seen.add("a"), "-a", "--all")
                 .flag(() -> seen.add("R"), "-R", "--rdma_cm")
-                .value((typed, v) -> seen.add(typed + "=" + v), "-s", "--size");
+                .value((typed, v) -> seen.add(typed + "=" + v), "-s", "--size")
+                .flag(() -> seen.add("sig"), "--signal");
     }
 
     private String error(String... args) {
@@ -46,6 +47,19 @@ class GetoptTest {
         assertEquals("option --size needs a value", error("--size"));
         assertEquals("option -R takes no value", error("-R=1"));
         assertEquals("option --rdma_cm takes no value", error("--rdma_cm=yes"));
+    }
+
+    @Test
+    void longNamesShortenToAnyPrefixThatNamesOneOption() {
+        getopt().parse(new String[] {"--al", "--rdma", "--siz=4", "--siz", "8", "--sig"});
+        assertEquals(List.of("a", "R", "--size=4", "--size=8", "sig"), seen);
+        assertEquals("option '--s' is ambiguous: --signal, --size", error("--s", "1"));
+    }
+
+    @Test
+    void anEqualsSignAfterAShortOptionIsExplained() {
+        assertEquals("option -s takes its value as -s 64 or -s64, not -s=64", error("-s=64"));
+        assertEquals("option -s takes its value as -s 64 or -s64, not -s=64", error("-Rs=64"));
     }
 
     @Test
