@@ -396,8 +396,7 @@ final class PerftestLink implements AutoCloseable {
      * under. Between two Java ends the control area's 64-bit credit does the same.
      */
     boolean nativeCredits() {
-        // The warm-up's sending loop end too (PerftestLoopback's partner keeps the format); its receiving one
-        // keeps ours, as its partner cannot tell where a size begins.
+        // The warm-up's sending loop end too (see PerftestLoopback's partner); its receiving one keeps ours.
         return nativePeer && (!loopback || !server) && o.test == PerftestOptions.Test.SEND_BW
                 && !ctx.transport().retriesReceiverNotReady();
     }

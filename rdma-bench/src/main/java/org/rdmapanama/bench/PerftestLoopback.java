@@ -293,15 +293,15 @@ final class PerftestLoopback {
         private void partner(PerftestOptions o, Partner mode) {
             QueuePair bq = b.queuePair();
             CompletionQueue bcq = b.completionQueue();
-            // Without receiver-not-ready retry (iWARP) Sends keep to the receiver's credits, here in the loop end's
-            // own control word: the loop end RDMA-writes its count there through the alias (SOURCE reads it), and
-            // SINK, in the same process, stores its count there directly.
+            // Without receiver-not-ready retry (iWARP) Sends keep to the receiver's credits, in the loop end's own
+            // control word, in the format the run will use, so that the JIT compiles the run's branches (one it
+            // never saw traps at the run's first credit check and leaves the timed loop interpreted). As a server
+            // the loop end RDMA-writes our 64-bit count there through the alias, and SOURCE reads it: SOURCE cannot
+            // tell where a size begins, so a Java server against a native client is still warmed on our format.
+            // As a client against a native peer, SINK adds 1 per receive to perftest's 32-bit per-size count,
+            // which the loop end zeroes per size once SINK has received all it sent (awaitSink); else SINK stores
+            // our 64-bit count.
             boolean credits = !b.context().transport().retriesReceiverNotReady();
-            // Against native perftest the run counts each size's Sends from 0 in a 32-bit word (PerftestControl):
-            // the warm-up does the same, so that the JIT compiles the run's branches, not ours (a branch it never
-            // saw traps at the run's first credit check and leaves the timed loop interpreted: siw0 send_bw
-            // 2 B, Java client against ib_send_bw, ran at 0.22x native). The loop end zeroes the word when
-            // this end has received all it sent (awaitSink), so no late Send counts into the next size.
             boolean sizeCredits = end.nativeCredits();
             long creditAt = 2L * end.slot + PerftestControl.CTRL_CREDIT;
             long posted = 0, completed = 0, received = 0;
