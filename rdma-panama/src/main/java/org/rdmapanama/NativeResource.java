@@ -224,6 +224,10 @@ public abstract class NativeResource implements AutoCloseable {
         users.add(user);
     }
 
+    private synchronized boolean inUse() {
+        return !users.isEmpty();
+    }
+
     /** Undoes one {@link #addUser} of {@code user} (by identity); does nothing if there is none. */
     protected final synchronized void removeUser(Object user) {
         for (int i = 0; i < users.size(); i++) {
@@ -293,6 +297,10 @@ public abstract class NativeResource implements AutoCloseable {
         RdmaException failure = null;
         // Newest first, but a child still used by a sibling's descendant (a CQ
         // used by a QP of a PD) waits for a later pass, after that user closed.
+        // Those known to be in use go last from the start (a stable sort): a
+        // refusal is an exception, and a connection's CQ would take one per close.
+        toClose = new ArrayList<>(toClose);
+        toClose.sort(java.util.Comparator.comparing(NativeResource::inUse));
         while (!toClose.isEmpty()) {
             List<NativeResource> refused = new ArrayList<>();
             ResourceInUseException why = null;

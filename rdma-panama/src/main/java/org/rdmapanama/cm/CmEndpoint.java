@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.Supplier;
 
 /**
  * The events of one connection's cm_id, in order: the loop adds them, and
@@ -17,13 +18,14 @@ import java.util.concurrent.CompletionException;
 final class CmEndpoint implements CmEventLoop.Target {
     private final ArrayDeque<CmEvent> events = new ArrayDeque<>();
     private final ArrayDeque<CompletableFuture<CmEvent>> waiters = new ArrayDeque<>();
+    private Supplier<? extends Throwable> endedBy; // guarded by this; made into `ended` when a waiter needs it
     private Throwable ended;
 
     CompletableFuture<CmEvent> next() {
         CompletableFuture<CmEvent> f = new CompletableFuture<>();
         synchronized (this) {
-            if (ended != null) {
-                f.completeExceptionally(ended);
+            if (endedBy != null) {
+                f.completeExceptionally(cause());
                 return f;
             }
             waiters.add(f);
@@ -58,7 +60,7 @@ final class CmEndpoint implements CmEventLoop.Target {
     @Override
     public void onEvent(CmEvent event) {
         synchronized (this) {
-            if (ended != null) {
+            if (endedBy != null) {
                 return;
             }
             events.add(event);
@@ -73,19 +75,37 @@ final class CmEndpoint implements CmEventLoop.Target {
 
     /** Fails every waiter, now and later, with {@code cause}; events not taken are dropped. */
     void end(Throwable cause) {
+        end(() -> cause);
+    }
+
+    /**
+     * {@link #end(Throwable)} with the cause made only if a waiter is failed by it: a connection's
+     * close ends its endpoint, and an exception (its stack trace) per connection nobody waits on
+     * costs set-up rates under emulation.
+     */
+    void end(Supplier<? extends Throwable> cause) {
         List<CompletableFuture<CmEvent>> failed;
+        Throwable why;
         synchronized (this) {
-            if (ended != null) {
+            if (endedBy != null) {
                 return;
             }
-            ended = cause;
+            endedBy = cause;
             failed = new ArrayList<>(waiters);
             waiters.clear();
             events.clear();
+            why = failed.isEmpty() ? null : cause();
         }
         for (CompletableFuture<CmEvent> f : failed) {
-            f.completeExceptionally(cause);
+            f.completeExceptionally(why);
         }
+    }
+
+    private Throwable cause() { // under this
+        if (ended == null) {
+            ended = endedBy.get();
+        }
+        return ended;
     }
 
     /** Pairs waiters with events; completes outside the lock, as completion runs the waiter's stages. */
@@ -103,7 +123,7 @@ final class CmEndpoint implements CmEventLoop.Target {
             }
             if (!w.complete(ev)) {
                 synchronized (this) {
-                    if (ended == null) {
+                    if (endedBy == null) {
                         events.addFirst(ev); // it gave up in between: the event is the next one's
                     }
                 }

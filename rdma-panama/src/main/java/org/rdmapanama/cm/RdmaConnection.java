@@ -611,7 +611,7 @@ public final class RdmaConnection implements AutoCloseable {
                 Log.LOG.debug("rdma_disconnect while closing {}: {}", describe(), e.getMessage());
             }
         }
-        events.end(new org.rdmapanama.ClosedResourceException(describe() + " is closed"));
+        events.end(() -> new org.rdmapanama.ClosedResourceException(describe() + " is closed"));
         loop.unregister(id.id()); // before rdma_destroy_id: see CmEventLoop.dispatch
         RdmaException first = null;
         for (AutoCloseable r : new AutoCloseable[] {context, id}) {

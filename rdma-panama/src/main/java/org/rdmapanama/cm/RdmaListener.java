@@ -154,7 +154,7 @@ public final class RdmaListener implements AutoCloseable {
     private void discard(Object item) {
         if (item instanceof Request r) {
             loop.unregister(r.event().id());
-            r.events().end(new ClosedResourceException(describe() + " is closed"));
+            r.events().end(() -> new ClosedResourceException(describe() + " is closed"));
             CmEventLoop.destroyUnowned(r.event().id());
         } else if (item instanceof RdmaConnection c) {
             Cleanup.closeQuietly(c);
