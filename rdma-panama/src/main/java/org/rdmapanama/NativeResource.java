@@ -313,7 +313,9 @@ public abstract class NativeResource implements AutoCloseable {
                     throw new ResourceBusyException(description + " not closed: " + busy.getMessage(), busy);
                 } catch (ResourceInUseException inUse) {
                     refused.add(child);
-                    why = inUse;
+                    // The first refusal names the holder: later ones, sorted last as in use,
+                    // are often held only by what the first refused child keeps open.
+                    why = why == null ? inUse : why;
                 }
             }
             if (refused.size() == toClose.size()) {
