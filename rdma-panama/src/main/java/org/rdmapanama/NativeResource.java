@@ -297,10 +297,16 @@ public abstract class NativeResource implements AutoCloseable {
         RdmaException failure = null;
         // Newest first, but a child still used by a sibling's descendant (a CQ
         // used by a QP of a PD) waits for a later pass, after that user closed.
-        // Those known to be in use go last from the start (a stable sort): a
-        // refusal is an exception, and a connection's CQ would take one per close.
-        toClose = new ArrayList<>(toClose);
-        toClose.sort(java.util.Comparator.comparing(NativeResource::inUse));
+        // Those in use when we look go last from the start, each looked at once (a
+        // user may leave meanwhile): a refusal is an exception, and a connection's
+        // CQ would take one per close.
+        List<NativeResource> used = new ArrayList<>();
+        List<NativeResource> ordered = new ArrayList<>(toClose.size());
+        for (NativeResource child : toClose) {
+            (child.inUse() ? used : ordered).add(child);
+        }
+        ordered.addAll(used);
+        toClose = ordered;
         while (!toClose.isEmpty()) {
             List<NativeResource> refused = new ArrayList<>();
             ResourceInUseException why = null;

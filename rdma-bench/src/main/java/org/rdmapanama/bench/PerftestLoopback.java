@@ -280,10 +280,7 @@ final class PerftestLoopback {
                 rounds++;
                 long now = System.nanoTime();
                 boolean busy = jit.busy(now);
-                Throwable f = partnerFailure;
-                if (f != null) {
-                    throw new RdmaException("the partner end failed: " + f.getMessage(), f);
-                }
+                throwIfPartnerFailed();
                 more = busy && now - start < max;
             } while (more);
             return rounds;
@@ -346,14 +343,18 @@ final class PerftestLoopback {
             }
         }
 
+        private void throwIfPartnerFailed() throws RdmaException {
+            Throwable f = partnerFailure;
+            if (f != null) {
+                throw new RdmaException("the partner end failed: " + f.getMessage(), f);
+            }
+        }
+
         /** Waits until the SINK partner has received {@code sent} Sends (all the loop end posted so far). */
         private void awaitSink(long sent) throws RdmaException {
             long deadline = System.nanoTime() + SETUP_TIMEOUT.toNanos();
             while (sinkReceived < sent) {
-                Throwable f = partnerFailure;
-                if (f != null) {
-                    throw new RdmaException("the partner end failed: " + f.getMessage(), f);
-                }
+                throwIfPartnerFailed();
                 if (stop || System.nanoTime() - deadline > 0) {
                     throw new RdmaException("the partner end received " + sinkReceived + " of " + sent
                             + " Sends within " + SETUP_TIMEOUT.toSeconds() + " s");
