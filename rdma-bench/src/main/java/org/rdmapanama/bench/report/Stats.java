@@ -36,9 +36,4 @@ public record Stats(int n, double median, double min, double max) {
             return OptionalDouble.empty();
         }
     }
-
-    /** (max - min) / median: how far apart this side's rounds are, relative to its median. */
-    public double relativeSpread() {
-        return (max - min) / median;
-    }
 }

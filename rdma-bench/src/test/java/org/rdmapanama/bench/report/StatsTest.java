@@ -36,9 +36,4 @@ class StatsTest {
             assertFalse(Stats.parse(bad).isPresent(), bad);
         }
     }
-
-    @Test
-    void relativeSpreadIsTheRangeOverTheMedian() {
-        assertEquals(0.5, Stats.of(8, 10, 13).relativeSpread(), 1e-12);
-    }
 }
