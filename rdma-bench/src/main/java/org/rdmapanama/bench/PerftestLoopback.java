@@ -246,7 +246,9 @@ final class PerftestLoopback {
                 partnerThread = Thread.ofPlatform().daemon().name("rdma-bench warm-up partner")
                         .start(() -> partner(o, partner));
             }
-            int n = o.duration == null ? o.iters : 1;
+            // Never with -D (PerftestOptions.warmup): rounds of a fixed count each wait for their last completion,
+            // so no completion of one round can reach the next round's counters.
+            int n = o.iters;
             long[] tposted = new long[n];
             PerftestCompletions done = new PerftestCompletions(end, n);
             PerftestControl control = new PerftestControl(end, done);

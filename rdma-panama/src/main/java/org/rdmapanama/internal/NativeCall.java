@@ -4,9 +4,15 @@ import org.rdmapanama.error.RdmaException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * One control-path C function linked with errno capture, and the two ways
@@ -24,13 +30,48 @@ import java.util.Arrays;
  * a host test holds each one equal to the generated descriptor.
  */
 public final class NativeCall {
+    /**
+     * {@code -Drdma.callTimes=true}: each call's count, wall time and the calling thread's CPU time, printed to
+     * stderr at exit, to hold a connection's set-up cost call by call against a C program's. A plain read when
+     * off: these are control-path calls, each of which already opens an arena.
+     */
+    private static volatile boolean timed = Boolean.getBoolean("rdma.callTimes");
+    private static final List<NativeCall> ALL = new CopyOnWriteArrayList<>();
+
+    static {
+        if (timed) {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> System.err.print(times()), "rdma.callTimes"));
+        }
+    }
+
     private final String name;
+    private final LongAdder calls = new LongAdder();
+    private final LongAdder nanos = new LongAdder();
+    private final LongAdder cpuNanos = new LongAdder();
     private final FunctionDescriptor descriptor;
     private volatile MethodHandle spread; // two threads may both link: the same handle, harmless
 
     public NativeCall(String name, FunctionDescriptor descriptor) {
         this.name = name;
         this.descriptor = descriptor;
+        ALL.add(this);
+    }
+
+    /** Starts or stops timing (tests; a run sets {@code -Drdma.callTimes=true}). */
+    static void timeCalls(boolean on) {
+        timed = on;
+    }
+
+    /** The table printed at exit: calls made while timed, most wall time first. */
+    static String times() {
+        StringBuilder out = new StringBuilder(
+                "rdma.callTimes: call, calls, wall ms, wall us/call, thread CPU ms, thread CPU us/call\n");
+        ALL.stream().filter(c -> c.calls.sum() > 0)
+                .sorted(Comparator.comparingLong((NativeCall c) -> c.nanos.sum()).reversed())
+                .forEach(c -> out.append(String.format("rdma.callTimes: %-28s %8d %10.1f %10.1f %10.1f %10.1f%n",
+                        c.name, c.calls.sum(), c.nanos.sum() / 1e6, c.nanos.sum() / 1e3 / c.calls.sum(),
+                        c.cpuNanos.sum() / 1e6, c.cpuNanos.sum() / 1e3 / c.calls.sum())));
+        return out.toString();
     }
 
     public String name() {
@@ -97,12 +138,41 @@ public final class NativeCall {
         Object[] all = new Object[args.length + 1];
         all[0] = state;
         System.arraycopy(args, 0, all, 1, args.length);
+        boolean timing = timed;
+        long t0 = timing ? System.nanoTime() : 0;
+        long c0 = timing ? ThreadClock.cpuNanos() : 0;
         try {
             return (Object) s.invokeExact(all);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException(name + Arrays.toString(args) + ": unexpected exception", t);
+        } finally {
+            if (timing) {
+                nanos.add(System.nanoTime() - t0);
+                cpuNanos.add(ThreadClock.cpuNanos() - c0);
+                calls.increment();
+            }
+        }
+    }
+
+    /** {@code clock_gettime(CLOCK_THREAD_CPUTIME_ID)}: the CPU a call used, apart from time its thread waited. */
+    private static final class ThreadClock {
+        private static final int CLOCK_THREAD_CPUTIME_ID = 3;
+        private static final MethodHandle CLOCK_GETTIME = Linker.nativeLinker().downcallHandle(
+                Linker.nativeLinker().defaultLookup().findOrThrow("clock_gettime"),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
+        private static final ThreadLocal<MemorySegment> TIMESPEC =
+                ThreadLocal.withInitial(() -> Arena.global().allocate(16, 8));
+
+        static long cpuNanos() {
+            MemorySegment ts = TIMESPEC.get();
+            try {
+                int rc = (int) CLOCK_GETTIME.invokeExact(CLOCK_THREAD_CPUTIME_ID, ts);
+                return rc == 0 ? ts.get(ValueLayout.JAVA_LONG, 0) * 1_000_000_000L + ts.get(ValueLayout.JAVA_LONG, 8) : 0;
+            } catch (Throwable t) {
+                throw new IllegalStateException("clock_gettime", t);
+            }
         }
     }
 }

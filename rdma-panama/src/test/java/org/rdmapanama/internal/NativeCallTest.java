@@ -3,12 +3,15 @@ package org.rdmapanama.internal;
 import org.junit.jupiter.api.Test;
 import org.rdmapanama.ffi.Rdma;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
 
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -46,5 +49,35 @@ class NativeCallTest {
             assertEquals(Rdma.class.getMethod(c.name() + "$address").invoke(null), NativeLibraries.symbol(c.name()),
                     c.name());
         }
+    }
+
+    @Test
+    void timedCallsAreCountedAndListed() throws Exception {
+        String before = NativeCall.times();
+        NativeCall.timeCalls(true);
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment count = a.allocate(JAVA_INT);
+            Verbs.freeDeviceList(Verbs.getDeviceList(count)); // NULL and ENOSYS where the kernel has no RDMA: timed too
+            Verbs.freeDeviceList(Verbs.getDeviceList(count));
+        } finally {
+            NativeCall.timeCalls(false);
+        }
+        String after = NativeCall.times();
+        assertEquals(calls(before, "ibv_get_device_list") + 2, calls(after, "ibv_get_device_list"), after);
+        try (Arena a = Arena.ofConfined()) {
+            Verbs.freeDeviceList(Verbs.getDeviceList(a.allocate(JAVA_INT)));
+        }
+        assertEquals(after, NativeCall.times(), "a call made while not timed is not counted");
+    }
+
+    /** The calls column of {@code name}'s row in a {@link NativeCall#times()} table, 0 without a row. */
+    private static long calls(String table, String name) {
+        for (String line : table.split("\n")) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length == 7 && f[1].equals(name)) {
+                return Long.parseLong(f[2]);
+            }
+        }
+        return 0;
     }
 }
