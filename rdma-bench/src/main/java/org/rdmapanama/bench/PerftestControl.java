@@ -54,6 +54,10 @@ final class PerftestControl {
     private long barrierGen;
     /** perftest's 32-bit, per-size receive credits (PerftestLink#nativeCredits), not ours. */
     private final boolean nativeCredits;
+    /** {@link #writeCredit}'s two formats as data: -1 (perftest's per-size count) or 0 (our running one). */
+    private final long creditSizeMask;
+    /** Where in the peer's region the credit goes: perftest's buffer start, or our control slot's word. */
+    private final long creditRemoteOffset;
 
     PerftestControl(PerftestLink link, PerftestCompletions done) {
         this.o = link.o;
@@ -70,6 +74,8 @@ final class PerftestControl {
         if (nativeCredits) {
             credit.sge(mr, base + OUT_CREDIT, Integer.BYTES);
         }
+        this.creditSizeMask = nativeCredits ? -1L : 0L;
+        this.creditRemoteOffset = nativeCredits ? 0 : slot + CTRL_CREDIT;
     }
 
     /** How long a side may wait at a barrier for its peer's run: generous, never forever. */
@@ -199,13 +205,12 @@ final class PerftestControl {
      * of them before this size began. One credit write in flight at a time.
      */
     void writeCredit(long received, long receivedBefore) throws RdmaException {
-        if (nativeCredits) {
-            mem.set(JAVA_INT, base + OUT_CREDIT, (int) (received - receivedBefore));
-            credit.remote(0, peer.address(), peer.rkey());
-        } else {
-            mem.set(JAVA_LONG, base + OUT_CREDIT, received);
-            credit.remote(0, peer.address() + slot + CTRL_CREDIT, peer.rkey());
-        }
+        // One path for both formats: a Java server's warm-up writes ours and its run against a native client
+        // perftest's, so a branch on the format was compiled for ours alone and trapped at the run's first
+        // credit (-Xlog:deoptimization). perftest's 32-bit count is the long's low half, which on a
+        // little-endian machine is the 4 bytes its SGE sends.
+        mem.set(JAVA_LONG, base + OUT_CREDIT, received - (receivedBefore & creditSizeMask));
+        credit.remote(0, peer.address() + creditRemoteOffset, peer.rkey());
         done.creditInFlight = true;
         qp.postSend(credit);
     }
