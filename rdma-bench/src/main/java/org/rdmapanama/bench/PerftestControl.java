@@ -7,6 +7,7 @@ import org.rdmapanama.SendRequest;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
 
@@ -72,7 +73,9 @@ final class PerftestControl {
         this.base = 2L * link.slot;
         this.nativeCredits = link.nativeCredits();
         if (nativeCredits) {
-            credit.sge(mr, base + OUT_CREDIT, Integer.BYTES);
+            // writeCredit stores a long: perftest's 32-bit count is its low half, at +4 on a big-endian machine.
+            long low = ByteOrder.nativeOrder() == ByteOrder.BIG_ENDIAN ? Integer.BYTES : 0;
+            credit.sge(mr, base + OUT_CREDIT + low, Integer.BYTES);
         }
         this.creditSizeMask = nativeCredits ? -1L : 0L;
         this.creditRemoteOffset = nativeCredits ? 0 : slot + CTRL_CREDIT;
@@ -207,8 +210,7 @@ final class PerftestControl {
     void writeCredit(long received, long receivedBefore) throws RdmaException {
         // One path for both formats: a Java server's warm-up writes ours and its run against a native client
         // perftest's, so a branch on the format was compiled for ours alone and trapped at the run's first
-        // credit (-Xlog:deoptimization). perftest's 32-bit count is the long's low half, which on a
-        // little-endian machine is the 4 bytes its SGE sends.
+        // credit (-Xlog:deoptimization). perftest's 32-bit count is the long's low half, the 4 bytes its SGE sends.
         mem.set(JAVA_LONG, base + OUT_CREDIT, received - (receivedBefore & creditSizeMask));
         credit.remote(0, peer.address() + creditRemoteOffset, peer.rkey());
         done.creditInFlight = true;

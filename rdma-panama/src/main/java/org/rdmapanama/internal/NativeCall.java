@@ -11,6 +11,7 @@ import java.lang.invoke.MethodHandle;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -40,6 +41,7 @@ public final class NativeCall {
 
     static {
         if (timed) {
+            ThreadClock.cpuNanos(); // links clock_gettime now, not inside the first timed call
             Runtime.getRuntime().addShutdownHook(new Thread(() -> System.err.print(times()), "rdma.callTimes"));
         }
     }
@@ -68,7 +70,7 @@ public final class NativeCall {
                 "rdma.callTimes: call, calls, wall ms, wall us/call, thread CPU ms, thread CPU us/call\n");
         ALL.stream().filter(c -> c.calls.sum() > 0)
                 .sorted(Comparator.comparingLong((NativeCall c) -> c.nanos.sum()).reversed())
-                .forEach(c -> out.append(String.format("rdma.callTimes: %-28s %8d %10.1f %10.1f %10.1f %10.1f%n",
+                .forEach(c -> out.append(String.format(Locale.ROOT, "rdma.callTimes: %-28s %8d %10.1f %10.1f %10.1f %10.1f%n",
                         c.name, c.calls.sum(), c.nanos.sum() / 1e6, c.nanos.sum() / 1e3 / c.calls.sum(),
                         c.cpuNanos.sum() / 1e6, c.cpuNanos.sum() / 1e3 / c.calls.sum())));
         return out.toString();
@@ -139,8 +141,8 @@ public final class NativeCall {
         all[0] = state;
         System.arraycopy(args, 0, all, 1, args.length);
         boolean timing = timed;
-        long t0 = timing ? System.nanoTime() : 0;
         long c0 = timing ? ThreadClock.cpuNanos() : 0;
+        long t0 = timing ? System.nanoTime() : 0;
         try {
             return (Object) s.invokeExact(all);
         } catch (RuntimeException | Error e) {
@@ -149,8 +151,9 @@ public final class NativeCall {
             throw new IllegalStateException(name + Arrays.toString(args) + ": unexpected exception", t);
         } finally {
             if (timing) {
-                nanos.add(System.nanoTime() - t0);
+                long t1 = System.nanoTime();
                 cpuNanos.add(ThreadClock.cpuNanos() - c0);
+                nanos.add(t1 - t0);
                 calls.increment();
             }
         }
@@ -163,13 +166,17 @@ public final class NativeCall {
                 Linker.nativeLinker().defaultLookup().findOrThrow("clock_gettime"),
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
         private static final ThreadLocal<MemorySegment> TIMESPEC =
-                ThreadLocal.withInitial(() -> Arena.global().allocate(16, 8));
+                ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(16, 8)); // freed with its thread
 
         static long cpuNanos() {
             MemorySegment ts = TIMESPEC.get();
             try {
-                int rc = (int) CLOCK_GETTIME.invokeExact(CLOCK_THREAD_CPUTIME_ID, ts);
-                return rc == 0 ? ts.get(ValueLayout.JAVA_LONG, 0) * 1_000_000_000L + ts.get(ValueLayout.JAVA_LONG, 8) : 0;
+                if ((int) CLOCK_GETTIME.invokeExact(CLOCK_THREAD_CPUTIME_ID, ts) != 0) {
+                    throw new IllegalStateException("clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+                }
+                return ts.get(ValueLayout.JAVA_LONG, 0) * 1_000_000_000L + ts.get(ValueLayout.JAVA_LONG, 8);
+            } catch (RuntimeException e) {
+                throw e;
             } catch (Throwable t) {
                 throw new IllegalStateException("clock_gettime", t);
             }
