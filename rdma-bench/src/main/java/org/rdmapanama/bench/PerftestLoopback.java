@@ -296,7 +296,8 @@ final class PerftestLoopback {
             // control word, in the format the run will use, so that the JIT compiles the run's branches (one it
             // never saw traps at the run's first credit check and leaves the timed loop interpreted). As a server
             // the loop end RDMA-writes our 64-bit count there through the alias, and SOURCE reads it: SOURCE cannot
-            // tell where a size begins, so a Java server against a native client is still warmed on our format.
+            // tell where a size begins, so a Java server against a native client is still warmed on our format;
+            // the loop end's credit write takes one path for both formats (PerftestControl#writeCredit).
             // As a client against a native peer, SINK adds 1 per receive to perftest's 32-bit per-size count,
             // which the loop end zeroes per size once SINK has received all it sent (awaitSink); else SINK stores
             // our 64-bit count.
