@@ -2,9 +2,9 @@ package org.rdmapanama;
 
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_mr;
+import org.rdmapanama.internal.NativeMemory;
 import org.rdmapanama.internal.Verbs;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Set;
 
@@ -19,16 +19,17 @@ public final class MemoryRegion extends NativeResource {
     static final long PAGE_SIZE = 4096;
 
     private final MemorySegment segment;
-    private final Arena ownedMemory; // null when the caller owns the memory
+    private final MemorySegment ownedMemory; // unscoped; null when the caller owns the memory
+    private boolean deregistered;           // set by destroy, read by released, both under close's lock
     private final int lkey;
     private final int rkey;
     private final Set<Access> access;
 
-    private MemoryRegion(ProtectionDomain pd, Native mr, MemorySegment segment, Arena ownedMemory,
-                         Set<Access> access) {
-        super("MemoryRegion of " + segment.byteSize() + " bytes on " + pd.context().device().name(), mr, pd);
-        this.segment = segment;
-        this.ownedMemory = ownedMemory;
+    private MemoryRegion(ProtectionDomain pd, Native mr, MemorySegment memory, boolean owned, Set<Access> access) {
+        super("MemoryRegion of " + memory.byteSize() + " bytes on " + pd.context().device().name(), mr, pd);
+        // Memory we own lives in the region's arena: one close, one handshake, and unusable before the dereg.
+        this.segment = owned ? memory.reinterpret(arena(), null) : memory;
+        this.ownedMemory = owned ? memory : null;
         this.lkey = ibv_mr.lkey(handle());
         this.rkey = ibv_mr.rkey(handle());
         this.access = Set.copyOf(access);
@@ -37,24 +38,23 @@ public final class MemoryRegion extends NativeResource {
     static MemoryRegion register(ProtectionDomain pd, MemorySegment memory, Set<Access> access)
             throws RdmaException {
         return own(registerRaw(pd, memory, access), ibv_mr.sizeof(), MemoryRegion::deregister,
-                n -> new MemoryRegion(pd, n, memory, null, access));
+                n -> new MemoryRegion(pd, n, memory, false, access));
     }
 
     static MemoryRegion allocate(ProtectionDomain pd, long size, Set<Access> access) throws RdmaException {
         if (size <= 0) {
             throw new IllegalArgumentException("memory region size must be positive, got " + size);
         }
-        Arena memory = Arena.ofShared();
+        MemorySegment buffer = NativeMemory.allocate(size, PAGE_SIZE);
         boolean ok = false;
         try {
-            MemorySegment buffer = memory.allocate(size, PAGE_SIZE);
             MemoryRegion region = own(registerRaw(pd, buffer, access), ibv_mr.sizeof(), MemoryRegion::deregister,
-                    n -> new MemoryRegion(pd, n, buffer, memory, access));
+                    n -> new MemoryRegion(pd, n, buffer, true, access));
             ok = true;
             return region;
         } finally {
             if (!ok) {
-                memory.close();
+                NativeMemory.free(buffer); // not registered, or deregistered by own()
             }
         }
     }
@@ -114,6 +114,7 @@ public final class MemoryRegion extends NativeResource {
     @Override
     protected void destroy(MemorySegment raw) throws RdmaException {
         Verbs.Calls.DEREG_MR.status(description(), raw);
+        deregistered = true;
     }
 
     private static void deregister(MemorySegment raw) throws RdmaException {
@@ -122,8 +123,9 @@ public final class MemoryRegion extends NativeResource {
 
     @Override
     protected void released() {
-        if (ownedMemory != null) {
-            ownedMemory.close();
+        // A region whose dereg failed may still be written by the device: its memory is left allocated.
+        if (ownedMemory != null && deregistered) {
+            NativeMemory.free(ownedMemory);
         }
     }
 }

@@ -157,6 +157,29 @@ class VerbsLoopbackTest {
         }
     }
 
+    /**
+     * A region's own memory: zeroed and page-aligned as an arena's would be,
+     * scoped to the region (one arena, closed before the dereg), and written
+     * by the device before that.
+     */
+    @Test
+    void allocatedMemoryIsZeroedAlignedWrittenByTheDeviceAndGoneWithItsRegion() throws Exception {
+        MemoryRegion mine = pd.allocate(10_000, Access.REMOTE_WRITE);
+        MemorySegment memory = mine.segment();
+        assertEquals(10_000, memory.byteSize());
+        assertEquals(0, memory.address() % 4096, "page-aligned");
+        assertEquals(-1, memory.mismatch(MemorySegment.ofArray(new byte[10_000])), "zeroed");
+        fill(mrA, 7);
+        try (SendRequest send = a.newSendRequest(1, 1)) {
+            a.postSend(send.wrId(70).opcode(0, Opcode.RDMA_WRITE).sge(mrA, 0, 64).remote(mine.address() + 9_000, mine.rkey()));
+            expectCompletion(cqA, 70, WcOpcode.RDMA_WRITE);
+        }
+        assertEquals(-1, memory.asSlice(9_000, 64).mismatch(mrA.segment().asSlice(0, 64)));
+        mine.close();
+        assertTrue(mine.isClosed());
+        assertThrows(IllegalStateException.class, () -> memory.get(JAVA_BYTE, 0), "its memory is gone with it");
+    }
+
     @Test
     void steadyStatePostAndPollAllocateNothing() throws Exception {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();

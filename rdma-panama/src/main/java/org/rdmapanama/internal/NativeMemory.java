@@ -1,0 +1,60 @@
+package org.rdmapanama.internal;
+
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * Page-aligned native memory from libc, freed explicitly: for a buffer whose
+ * lifetime a {@code NativeResource} already guards with its own arena (a
+ * memory region's). Its own arena would cost a second handshake with every
+ * thread when closed, and would free the memory before the region's
+ * {@code ibv_dereg_mr}, where the device may still write to it.
+ * Linked on first use (class initialization).
+ */
+public final class NativeMemory {
+    private NativeMemory() {}
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final MethodHandle ALIGNED_ALLOC = LINKER.downcallHandle(
+            LINKER.defaultLookup().findOrThrow("aligned_alloc"), FunctionDescriptor.of(ADDRESS, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle FREE = LINKER.downcallHandle(
+            LINKER.defaultLookup().findOrThrow("free"), FunctionDescriptor.ofVoid(ADDRESS));
+
+    /**
+     * {@code size} zeroed bytes starting on a multiple of {@code alignment}
+     * (a power of two), as {@code Arena.allocate} gives them; unscoped: the
+     * caller scopes the segment it hands out and calls {@link #free} once.
+     *
+     * @throws OutOfMemoryError if libc has no memory for it
+     */
+    public static MemorySegment allocate(long size, long alignment) {
+        if (size <= 0 || Long.bitCount(alignment) != 1) {
+            throw new IllegalArgumentException("size " + size + ", alignment " + alignment);
+        }
+        long rounded = (size + alignment - 1) & -alignment; // C11 asks for a multiple of the alignment
+        MemorySegment p;
+        try {
+            p = (MemorySegment) ALIGNED_ALLOC.invokeExact(alignment, rounded);
+        } catch (Throwable t) {
+            throw new IllegalStateException("aligned_alloc", t);
+        }
+        if (p.equals(MemorySegment.NULL)) {
+            throw new OutOfMemoryError("cannot allocate " + size + " bytes of native memory");
+        }
+        return p.reinterpret(size).fill((byte) 0);
+    }
+
+    /** Frees what {@link #allocate} returned. */
+    public static void free(MemorySegment memory) {
+        try {
+            FREE.invokeExact(MemorySegment.ofAddress(memory.address()));
+        } catch (Throwable t) {
+            throw new IllegalStateException("free", t);
+        }
+    }
+}
