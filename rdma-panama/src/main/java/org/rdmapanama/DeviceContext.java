@@ -173,7 +173,7 @@ public final class DeviceContext extends NativeResource {
      */
     static DeviceContext borrow(MemorySegment ctx) throws RdmaException {
         RdmaDevice info = describeBorrowed(ctx);
-        return borrow(ctx, ibv_context.sizeof(), n -> new DeviceContext(n, info, false)); // librdmacm's
+        return own(ctx, ibv_context.sizeof(), raw -> { }, n -> new DeviceContext(n, info, false)); // librdmacm's
     }
 
     /**

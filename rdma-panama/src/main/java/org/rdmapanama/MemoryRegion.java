@@ -46,15 +46,20 @@ public final class MemoryRegion extends NativeResource {
             throw new IllegalArgumentException("memory region size must be positive, got " + size);
         }
         MemorySegment buffer = NativeMemory.allocate(size, PAGE_SIZE);
+        boolean[] registered = {false};
         boolean ok = false;
         try {
-            MemoryRegion region = own(registerRaw(pd, buffer, access), ibv_mr.sizeof(), MemoryRegion::deregister,
-                    n -> new MemoryRegion(pd, n, buffer, true, access));
+            MemorySegment raw = registerRaw(pd, buffer, access);
+            registered[0] = true;
+            MemoryRegion region = own(raw, ibv_mr.sizeof(), r -> {
+                        deregister(r);
+                        registered[0] = false;
+                    }, n -> new MemoryRegion(pd, n, buffer, true, access));
             ok = true;
             return region;
         } finally {
-            if (!ok) {
-                NativeMemory.free(buffer); // not registered, or deregistered by own()
+            if (!ok && !registered[0]) {
+                NativeMemory.free(buffer); // never registered, or deregistered by own(); a failed dereg keeps it
             }
         }
     }

@@ -16,9 +16,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link Arena}. Its handle segment is scoped to that arena, so once the arena
  * is closed any call that passes the handle fails with an exception instead of
  * reaching freed memory, and the arena cannot close while a call on another
- * thread is using the handle. A C object that another library frees (a
- * device context librdmacm opened) is {@linkplain #borrow borrowed}: no arena,
- * since nothing it points to is freed by its close.
+ * thread is using the handle.
  * <p>
  * <b>Creation.</b> A subclass never publishes itself from its constructor:
  * its factory creates the C object and hands it to {@link #own}, which runs the
@@ -66,15 +64,12 @@ public abstract class NativeResource implements AutoCloseable {
     protected static final class Native {
         private final MemorySegment raw;
         private final long size;
-        // Null for a C object that another library owns and frees (librdmacm's device context): no call through
-        // it can reach freed memory, so it needs no arena, and its close no handshake with every thread.
-        private final Arena arena;
-        private NativeResource builtBy;
+        private final Arena arena = Arena.ofShared();
+        private boolean taken;
 
-        private Native(MemorySegment raw, long size, boolean borrowed) {
+        private Native(MemorySegment raw, long size) {
             this.raw = raw;
             this.size = size;
-            this.arena = borrowed ? null : Arena.ofShared();
         }
 
         /** The struct, readable for the constructor (e.g. a QP's number for its description). */
@@ -104,26 +99,12 @@ public abstract class NativeResource implements AutoCloseable {
      */
     protected static <T extends NativeResource> T own(MemorySegment raw, long size, Freer freer, Wrapper<T> wrapper)
             throws RdmaException {
-        return build(new Native(raw, size, false), freer, wrapper);
-    }
-
-    /**
-     * {@link #own} for a C object that another library frees, never this
-     * resource: closing it closes its children and then only its Java side.
-     * It has no {@link #arena()}; use after close fails through
-     * {@link #checkOpen()}, which every method that passes the handle must call.
-     */
-    protected static <T extends NativeResource> T borrow(MemorySegment raw, long size, Wrapper<T> wrapper)
-            throws RdmaException {
-        return build(new Native(raw, size, true), unused -> { }, wrapper);
-    }
-
-    private static <T extends NativeResource> T build(Native n, Freer freer, Wrapper<T> wrapper) throws RdmaException {
+        Native n = new Native(raw, size);
         T resource = null;
         try {
             resource = wrapper.wrap(n);
             NativeResource built = resource;
-            if (n.builtBy != built) {
+            if (built.arena != n.arena) {
                 throw new IllegalStateException("the wrapper did not build its resource from the given Native");
             }
             built.publish();
@@ -142,9 +123,7 @@ public abstract class NativeResource implements AutoCloseable {
         if (half != null) {
             half.state = CLOSED;
         }
-        if (n.arena != null) {
-            n.arena.close(); // nobody else has seen the handle, so no call can hold it
-        }
+        n.arena.close(); // nobody else has seen the handle, so no call can hold it
         freer.free(n.raw);
     }
 
@@ -154,13 +133,13 @@ public abstract class NativeResource implements AutoCloseable {
      * @param owner       the resource this one belongs to, or null
      */
     protected NativeResource(String description, Native n, NativeResource owner) {
-        if (n.builtBy != null) {
+        if (n.taken) {
             throw new IllegalStateException("a Native builds one resource");
         }
-        n.builtBy = this;
+        n.taken = true;
         this.description = description;
         this.arena = n.arena;
-        this.handle = arena == null ? n.raw.reinterpret(n.size) : n.raw.reinterpret(n.size, arena, null);
+        this.handle = n.raw.reinterpret(n.size, arena, null);
         this.address = n.raw.address();
         this.owner = owner;
     }
@@ -190,9 +169,6 @@ public abstract class NativeResource implements AutoCloseable {
 
     /** The arena that lives exactly as long as this resource, for its own native buffers. */
     protected final Arena arena() {
-        if (arena == null) {
-            throw new IllegalStateException(description + " is borrowed and has no arena");
-        }
         return arena;
     }
 
@@ -358,9 +334,6 @@ public abstract class NativeResource implements AutoCloseable {
     }
 
     private void closeArena(Duration callWait) {
-        if (arena == null) {
-            return;
-        }
         long deadline = System.nanoTime() + callWait.toNanos();
         for (int attempt = 0; ; attempt++) {
             try {

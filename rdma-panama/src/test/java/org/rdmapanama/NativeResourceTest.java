@@ -96,22 +96,6 @@ class NativeResourceTest {
     }
 
     @Test
-    void aBorrowedResourceHasNoArenaYetClosesItsChildrenFirstAndRefusesUseAfterClose() throws Exception {
-        MemorySegment raw = Arena.global().allocate(16, 8);
-        Fake ctx = NativeResource.borrow(raw, 16, n -> new Fake("borrowed", n, null, null, null));
-        assertThrows(IllegalStateException.class, ctx::arena, "nothing of a borrowed object is ours to scope");
-        ctx.useHandle().get(JAVA_LONG, 0);
-        Fake pd = create("pd", ctx);
-        pd.arena(); // its children own what they create, as always
-        ctx.close();
-        assertEquals(List.of("pd", "borrowed"), freed, "children first; destroy still runs (it unwraps)");
-        assertTrue(pd.isClosed());
-        assertThrows(IllegalStateException.class, () -> pd.useHandle().get(JAVA_LONG, 0), "the child's arena is closed");
-        assertThrows(ClosedResourceException.class, ctx::checkOpen);
-        assertThrows(ClosedResourceException.class, () -> create("late", ctx));
-    }
-
-    @Test
     void aDependentBlocksCloseWithATypedErrorUntilItLets() throws Exception {
         Fake cq = create("cq", null);
         Dependent qp = new Dependent("QueuePair 7");

@@ -11,9 +11,11 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 /**
  * Page-aligned native memory from libc, freed explicitly: for a buffer whose
  * lifetime a {@code NativeResource} already guards with its own arena (a
- * memory region's). Its own arena would cost a second handshake with every
- * thread when closed, and would free the memory before the region's
- * {@code ibv_dereg_mr}, where the device may still write to it.
+ * memory region's, which hands the buffer out scoped to that arena). A second
+ * arena for the buffer would cost a second handshake with every thread when
+ * closed; allocating it from the region's arena would free it before the
+ * region's {@code ibv_dereg_mr}, while the device may still write to it.
+ * Not counted in NMT or against MaxDirectMemorySize.
  * Linked on first use (class initialization).
  */
 public final class NativeMemory {
@@ -33,7 +35,7 @@ public final class NativeMemory {
      * @throws OutOfMemoryError if libc has no memory for it
      */
     public static MemorySegment allocate(long size, long alignment) {
-        if (size <= 0 || Long.bitCount(alignment) != 1) {
+        if (size <= 0 || alignment <= 0 || Long.bitCount(alignment) != 1) {
             throw new IllegalArgumentException("size " + size + ", alignment " + alignment);
         }
         long rounded = (size + alignment - 1) & -alignment; // C11 asks for a multiple of the alignment
