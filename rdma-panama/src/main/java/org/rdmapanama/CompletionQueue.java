@@ -50,8 +50,7 @@ public final class CompletionQueue extends NativeResource implements CompletionS
         try {
             MemorySegment ch = channel == null ? MemorySegment.NULL : channel.channel();
             String what = context.device().name() + ", " + entries + " entries";
-            CompletionQueue cq = own(Verbs.Calls.CREATE_CQ.pointer(what, context.handle(), entries, MemorySegment.NULL,
-                    ch, 0), ibv_cq.sizeof(), raw -> Verbs.Calls.DESTROY_CQ.status(what, raw),
+            CompletionQueue cq = own(context.create(Verbs.Calls.CREATE_CQ, what, entries, MemorySegment.NULL, ch, 0), ibv_cq.sizeof(), raw -> Verbs.Calls.DESTROY_CQ.status(what, raw),
                     n -> new CompletionQueue(context, n, channel, asUser));
             ok = true;
             return cq;

@@ -13,6 +13,7 @@ import org.rdmapanama.ffi.ibv_context;
 import org.rdmapanama.ffi.ibv_context_ops;
 import org.rdmapanama.ffi.ibv_pd;
 import org.rdmapanama.internal.DeviceQuery;
+import org.rdmapanama.internal.NativeCall;
 import org.rdmapanama.internal.Verbs;
 
 import java.lang.foreign.Arena;
@@ -43,13 +44,18 @@ public final class DeviceContext extends NativeResource {
         super("DeviceContext " + device.name(), ctx, null);
         this.device = device;
         this.owned = owned;
-        MemorySegment ops = ibv_context.ops(handle());
+        MemorySegment ops = ibv_context.ops(ctx.struct());
         this.pollCqFn = ibv_context_ops.poll_cq(ops);
         this.reqNotifyCqFn = ibv_context_ops.req_notify_cq(ops);
         this.postSendFn = ibv_context_ops.post_send(ops);
         this.postRecvFn = ibv_context_ops.post_recv(ops);
         this.postSrqRecvFn = ibv_context_ops.post_srq_recv(ops);
         this.events = AsyncEventWatcher.acquire(ctx.struct(), device.name(), !owned); // unscoped: it may outlive this wrapper
+    }
+
+    /** Makes a C object on this context with {@code call}, whose first argument is the context; a close waits for it. */
+    MemorySegment create(NativeCall call, String what, Object... rest) throws RdmaException {
+        return pointerWith(call, what, rest);
     }
 
     AsyncEventWatcher events() {
@@ -76,7 +82,7 @@ public final class DeviceContext extends NativeResource {
                 RdmaDevice info = RdmaDevices.describe(ctx);
                 MemorySegment opened = ctx;
                 ctx = MemorySegment.NULL; // own() closes it if wrapping fails
-                return own(opened, ibv_context.sizeof(), raw -> Verbs.closeDevice(raw, name),
+                return ownGuarded(opened, ibv_context.sizeof(), raw -> Verbs.closeDevice(raw, name),
                         n -> new DeviceContext(n, info, true));
             } finally {
                 if (!ctx.equals(MemorySegment.NULL)) {
@@ -137,14 +143,14 @@ public final class DeviceContext extends NativeResource {
     /** {@code ibv_alloc_pd}. */
     public ProtectionDomain allocateProtectionDomain() throws RdmaException {
         checkOpen();
-        return own(Verbs.Calls.ALLOC_PD.pointer(device.name(), handle()), ibv_pd.sizeof(),
+        return ownGuarded(pointerWith(Verbs.Calls.ALLOC_PD, device.name()), ibv_pd.sizeof(),
                 raw -> Verbs.Calls.DEALLOC_PD.status(device.name(), raw), n -> new ProtectionDomain(this, n));
     }
 
     /** {@code ibv_create_comp_channel}, for event-driven completion handling. */
     public CompletionChannel createCompletionChannel() throws RdmaException {
         checkOpen();
-        return own(Verbs.Calls.CREATE_COMP_CHANNEL.pointer(device.name(), handle()), ibv_comp_channel.sizeof(),
+        return own(pointerWith(Verbs.Calls.CREATE_COMP_CHANNEL, device.name()), ibv_comp_channel.sizeof(),
                 raw -> Verbs.Calls.DESTROY_COMP_CHANNEL.status(device.name(), raw), n -> new CompletionChannel(this, n));
     }
 
@@ -173,7 +179,7 @@ public final class DeviceContext extends NativeResource {
      */
     static DeviceContext borrow(MemorySegment ctx) throws RdmaException {
         RdmaDevice info = describeBorrowed(ctx);
-        return own(ctx, ibv_context.sizeof(), raw -> { }, n -> new DeviceContext(n, info, false)); // librdmacm's
+        return ownGuarded(ctx, ibv_context.sizeof(), raw -> { }, n -> new DeviceContext(n, info, false)); // librdmacm's
     }
 
     /**

@@ -78,9 +78,9 @@ public final class MemoryRegion extends NativeResource {
             throw new IllegalArgumentException("cannot register " + memory.byteSize() + " bytes: "
                     + pd.context().device().name() + " allows at most " + max + " (max_mr_size)");
         }
-        return Verbs.Calls.REG_MR.pointer(
+        return pd.create(Verbs.Calls.REG_MR,
                 pd.context().device().name() + ", " + memory.byteSize() + " bytes, access " + access,
-                pd.pd(), memory, memory.byteSize(), Access.mask(access));
+                memory, memory.byteSize(), Access.mask(access));
     }
 
     /** The registered memory. */

@@ -1,8 +1,11 @@
 package org.rdmapanama;
 
 import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.internal.NativeCall;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -38,6 +41,15 @@ import java.util.concurrent.locks.ReentrantLock;
  *       closed anyway.</li>
  * </ul>
  * While a close is in progress, new children and new dependents are refused.
+ * <p>
+ * <b>Guarded resources.</b> Closing a shared arena is a handshake with every
+ * Java thread, run by the VM thread: some 0.1 ms under emulation, paid per
+ * resource. A resource whose handle is never read or written from Java and
+ * never used on the data path (a PD, a cm_id) can instead be made with
+ * {@link #ownGuarded}: it has no arena, and every call that uses its handle
+ * runs between {@link #enter()} and {@link #leave()}, which count the calls in
+ * flight. Its close marks it closing, then waits for that count to reach zero
+ * as an arena's close would, with the same outcomes.
  */
 public abstract class NativeResource implements AutoCloseable {
     /** How long {@link #close()} waits for calls on other threads (a post, a poll) to return. */
@@ -56,6 +68,18 @@ public abstract class NativeResource implements AutoCloseable {
     private final List<Object> users = new ArrayList<>();              // guarded by this
     private final ReentrantLock closing = new ReentrantLock();        // one close at a time
     private volatile int state = OPEN;
+    @SuppressWarnings("unused") // through CALLS
+    private volatile int calls;   // guarded resources: calls between enter() and leave()
+
+    private static final VarHandle CALLS;
+
+    static {
+        try {
+            CALLS = MethodHandles.lookup().findVarHandle(NativeResource.class, "calls", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /**
      * A C object on its way into a {@link NativeResource}: the pointer, the
@@ -64,12 +88,13 @@ public abstract class NativeResource implements AutoCloseable {
     protected static final class Native {
         private final MemorySegment raw;
         private final long size;
-        private final Arena arena = Arena.ofShared();
+        private final Arena arena; // null for a guarded resource
         private boolean taken;
 
-        private Native(MemorySegment raw, long size) {
+        private Native(MemorySegment raw, long size, boolean guarded) {
             this.raw = raw;
             this.size = size;
+            this.arena = guarded ? null : Arena.ofShared();
         }
 
         /** The struct, readable for the constructor (e.g. a QP's number for its description). */
@@ -99,12 +124,24 @@ public abstract class NativeResource implements AutoCloseable {
      */
     protected static <T extends NativeResource> T own(MemorySegment raw, long size, Freer freer, Wrapper<T> wrapper)
             throws RdmaException {
-        Native n = new Native(raw, size);
+        return own(new Native(raw, size, false), freer, wrapper);
+    }
+
+    /**
+     * As {@link #own}, for a guarded resource: no arena; its handle is used
+     * only between {@link #enter()} and {@link #leave()}.
+     */
+    protected static <T extends NativeResource> T ownGuarded(MemorySegment raw, long size, Freer freer,
+            Wrapper<T> wrapper) throws RdmaException {
+        return own(new Native(raw, size, true), freer, wrapper);
+    }
+
+    private static <T extends NativeResource> T own(Native n, Freer freer, Wrapper<T> wrapper) throws RdmaException {
         T resource = null;
         try {
             resource = wrapper.wrap(n);
             NativeResource built = resource;
-            if (built.arena != n.arena) {
+            if (built.arena != n.arena || built.address != n.raw.address()) {
                 throw new IllegalStateException("the wrapper did not build its resource from the given Native");
             }
             built.publish();
@@ -123,7 +160,9 @@ public abstract class NativeResource implements AutoCloseable {
         if (half != null) {
             half.state = CLOSED;
         }
-        n.arena.close(); // nobody else has seen the handle, so no call can hold it
+        if (n.arena != null) {
+            n.arena.close(); // nobody else has seen the handle, so no call can hold it
+        }
         freer.free(n.raw);
     }
 
@@ -139,7 +178,8 @@ public abstract class NativeResource implements AutoCloseable {
         n.taken = true;
         this.description = description;
         this.arena = n.arena;
-        this.handle = n.raw.reinterpret(n.size, arena, null);
+        // A guarded handle is unscoped: enter() is what keeps it from use after close.
+        this.handle = arena == null ? n.raw.reinterpret(n.size) : n.raw.reinterpret(n.size, arena, null);
         this.address = n.raw.address();
         this.owner = owner;
     }
@@ -162,14 +202,73 @@ public abstract class NativeResource implements AutoCloseable {
     protected void opened() {
     }
 
-    /** The handle, valid until close; passing it to a downcall after close throws. */
+    /** The handle, valid until close; passing it to a downcall after close throws. Not for a guarded resource. */
     protected final MemorySegment handle() {
+        if (arena == null) {
+            throw new IllegalStateException(description + " is guarded: use its handle between enter() and leave()");
+        }
         return handle;
     }
 
-    /** The arena that lives exactly as long as this resource, for its own native buffers. */
+    /** The arena that lives exactly as long as this resource, for its own native buffers. Not for a guarded resource. */
     protected final Arena arena() {
+        if (arena == null) {
+            throw new IllegalStateException(description + " is guarded and has no arena");
+        }
         return arena;
+    }
+
+    /**
+     * A guarded resource's handle, usable until the matching {@link #leave()},
+     * which the caller runs in a {@code finally}; a close waits for it.
+     * Throws {@link ClosedResourceException} once the resource is closing.
+     */
+    protected final MemorySegment enter() {
+        // Count first, then look at the state; close() sets the state, then
+        // looks at the count. Both are volatile, so one of them sees the other.
+        CALLS.getAndAdd(this, 1);
+        if (state != OPEN) {
+            CALLS.getAndAdd(this, -1);
+            throw closedError();
+        }
+        return handle;
+    }
+
+    /** Ends a call begun with {@link #enter()}. */
+    protected final void leave() {
+        CALLS.getAndAdd(this, -1);
+    }
+
+    /** {@code call} with this resource's handle as its first argument, returning a pointer; a close waits for it. */
+    protected final MemorySegment pointerWith(NativeCall call, String what, Object... rest) throws RdmaException {
+        Object[] args = withHandleFirst(rest);
+        try {
+            return call.pointer(what, args);
+        } finally {
+            if (arena == null) {
+                leave();
+            }
+        }
+    }
+
+    /** {@code call} with this resource's handle as its first argument, returning a status; a close waits for it. */
+    protected final int statusWith(NativeCall call, String what, Object... rest) throws RdmaException {
+        Object[] args = withHandleFirst(rest);
+        try {
+            return call.status(what, args);
+        } finally {
+            if (arena == null) {
+                leave();
+            }
+        }
+    }
+
+    /** The arguments with the handle first; for a guarded resource, entered (the caller leaves). */
+    private Object[] withHandleFirst(Object[] rest) {
+        Object[] args = new Object[rest.length + 1];
+        System.arraycopy(rest, 0, args, 1, rest.length);
+        args[0] = arena == null ? enter() : handle;
+        return args;
     }
 
     protected final String description() {
@@ -268,7 +367,11 @@ public abstract class NativeResource implements AutoCloseable {
             boolean closed = false;
             try {
                 failure = closeChildren(toClose, callWait);
-                closeArena(callWait);
+                if (arena == null) {
+                    awaitCalls(callWait);
+                } else {
+                    closeArena(callWait);
+                }
                 closed = true;
             } finally {
                 synchronized (this) {
@@ -350,6 +453,21 @@ public abstract class NativeResource implements AutoCloseable {
                 } else {
                     LockSupport.parkNanos(100_000);
                 }
+            }
+        }
+    }
+
+    private void awaitCalls(Duration callWait) {
+        long deadline = System.nanoTime() + callWait.toNanos();
+        for (int attempt = 0; (int) CALLS.getVolatile(this) != 0; attempt++) {
+            if (System.nanoTime() - deadline >= 0) {
+                throw new ResourceBusyException(description + " is still in a call on another thread after "
+                        + callWait.toMillis() + " ms; not closed", null);
+            }
+            if (attempt < 1000) {
+                Thread.onSpinWait();
+            } else {
+                LockSupport.parkNanos(100_000);
             }
         }
     }

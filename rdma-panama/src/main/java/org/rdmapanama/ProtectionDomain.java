@@ -1,6 +1,7 @@
 package org.rdmapanama;
 
 import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.internal.NativeCall;
 import org.rdmapanama.internal.Verbs;
 
 import java.lang.foreign.MemorySegment;
@@ -23,8 +24,22 @@ public final class ProtectionDomain extends NativeResource {
         return context;
     }
 
-    MemorySegment pd() {
-        return handle();
+    /**
+     * Makes a C object in this PD with {@code call}, whose first argument is
+     * the PD ({@code ibv_reg_mr}, {@code ibv_create_qp}, ...): the PD has no
+     * arena (see {@link NativeResource}), and a close waits for this call.
+     */
+    MemorySegment create(NativeCall call, String what, Object... rest) throws RdmaException {
+        return pointerWith(call, what, rest);
+    }
+
+    /** The PD for a C call that takes it elsewhere than first; {@link #leavePd()} in a finally. */
+    MemorySegment enterPd() {
+        return enter();
+    }
+
+    void leavePd() {
+        leave();
     }
 
     /**

@@ -79,7 +79,7 @@ public final class QueuePair extends NativeResource {
                     + config.maxInlineData();
             Bridge.Destroyer destroyer = raw -> Verbs.Calls.DESTROY_QP.status(
                     "qp " + ibv_qp.qp_num(raw.reinterpret(ibv_qp.sizeof())), raw);
-            return withHolds(pd, config, asUser -> own(Verbs.Calls.CREATE_QP.pointer(what, pd.pd(), attr),
+            return withHolds(pd, config, asUser -> own(pd.create(Verbs.Calls.CREATE_QP, what, attr),
                     ibv_qp.sizeof(), destroyer::destroy,
                     n -> new QueuePair(pd, n, config, attr, destroyer, asUser)));
         }
@@ -343,8 +343,13 @@ public final class QueuePair extends NativeResource {
     private static final class BridgeImpl
             implements Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> {
         @Override
-        public MemorySegment pdHandle(ProtectionDomain pd) {
-            return pd.pd();
+        public MemorySegment enterPd(ProtectionDomain pd) {
+            return pd.enterPd();
+        }
+
+        @Override
+        public void leavePd(ProtectionDomain pd) {
+            pd.leavePd();
         }
 
         @Override

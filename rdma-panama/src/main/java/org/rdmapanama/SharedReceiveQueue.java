@@ -51,7 +51,7 @@ public final class SharedReceiveQueue extends NativeResource {
             MemorySegment attr = ibv_srq_init_attr.attr(init);
             ibv_srq_attr.max_wr(attr, maxWr);
             ibv_srq_attr.max_sge(attr, maxSge);
-            MemorySegment srq = Verbs.Calls.CREATE_SRQ.pointer(dev + ", " + maxWr + "x" + maxSge, pd.pd(), init);
+            MemorySegment srq = pd.create(Verbs.Calls.CREATE_SRQ, dev + ", " + maxWr + "x" + maxSge, init);
             return own(srq, ibv_srq.sizeof(), raw -> Verbs.Calls.DESTROY_SRQ.status(dev, raw),
                     n -> new SharedReceiveQueue(pd, n, maxSge));
         }

@@ -47,6 +47,7 @@ class NativeResourceTest {
 
         @Override
         protected void destroy(MemorySegment raw) {
+            insideAtDestroy.add(inside.get());
             freed.add(name == null ? "<half-built>" : name); // a null name: destroy ran on an unfinished object
             if (name != null && name.startsWith("slow")) {
                 slowDestroyEntered.countDown();
@@ -57,7 +58,27 @@ class NativeResourceTest {
         MemorySegment useHandle() {
             return handle();
         }
+
+        /** A guarded call: the handle's first long is set while inside, cleared on the way out. */
+        void guardedCall(long holdNanos) {
+            MemorySegment h = enter();
+            try {
+                inside.incrementAndGet();
+                h.set(JAVA_LONG, 0, 1);
+                if (holdNanos > 0) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(holdNanos);
+                }
+                h.set(JAVA_LONG, 0, 0);
+                inside.decrementAndGet();
+            } finally {
+                leave();
+            }
+        }
     }
+
+    /** Guarded calls in progress; destroy records it, and it must be 0 then. */
+    private final java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
+    private final List<Integer> insideAtDestroy = new CopyOnWriteArrayList<>();
 
     private final CountDownLatch slowDestroyEntered = new CountDownLatch(1);
     private final CountDownLatch slowDestroyProceed = new CountDownLatch(1);
@@ -237,5 +258,84 @@ class NativeResourceTest {
         call.join();
         parent.close();
         assertEquals(List.of("child", "parent"), freed);
+    }
+
+    private Fake createGuarded(String name, NativeResource owner) throws RdmaException {
+        MemorySegment raw = Arena.global().allocate(16, 8);
+        return NativeResource.ownGuarded(raw, 16, r -> freed.add("freed by own: " + name),
+                n -> new Fake(name, n, owner, null, null));
+    }
+
+    @Test
+    void aGuardedResourceHasNoArenaAndRefusesCallsOnceClosed() throws Exception {
+        Fake parent = create("parent", null);
+        Fake g = createGuarded("guarded", parent);
+        assertThrows(IllegalStateException.class, g::useHandle, "a guarded handle is only used between enter and leave");
+        assertThrows(IllegalStateException.class, g::arena);
+        g.guardedCall(0);
+        parent.close();
+        assertEquals(List.of("guarded", "parent"), freed, "a guarded child closes before its owner, like any child");
+        ClosedResourceException e = assertThrows(ClosedResourceException.class, () -> g.guardedCall(0));
+        assertTrue(e.getMessage().contains("Fake guarded is closed"), e.getMessage());
+        assertEquals(List.of(0, 0), insideAtDestroy);
+    }
+
+    @Test
+    void aGuardedCloseWaitsForACallOnAnotherThreadOrIsRefused() throws Exception {
+        Fake g = createGuarded("guarded", null);
+        CountDownLatch started = new CountDownLatch(1);
+        Thread call = Thread.ofPlatform().start(() -> {
+            started.countDown();
+            g.guardedCall(1_500_000_000L);
+        });
+        await(started);
+        while (inside.get() == 0) {
+            Thread.onSpinWait();
+        }
+        ResourceBusyException busy = assertThrows(ResourceBusyException.class, () -> g.close(Duration.ofMillis(50)));
+        assertTrue(busy.getMessage().contains("Fake guarded is still in a call on another thread"), busy.getMessage());
+        assertFalse(g.isClosed());
+        assertEquals(List.of(), freed, "nothing may be freed under the call");
+        long t0 = System.nanoTime();
+        g.close();
+        assertTrue(System.nanoTime() - t0 > 100_000_000L, "close did not wait for the call");
+        assertFalse(call.isAlive(), "close returned while the call was still inside");
+        assertEquals(List.of("guarded"), freed);
+        assertEquals(List.of(0), insideAtDestroy);
+        call.join();
+    }
+
+    @Test
+    void noGuardedCallIsInsideWhenItsResourceIsDestroyed() throws Exception {
+        for (int round = 0; round < 50; round++) {
+            Fake g = createGuarded("guarded " + round, null);
+            CountDownLatch go = new CountDownLatch(1);
+            List<Thread> callers = new java.util.ArrayList<>();
+            java.util.concurrent.atomic.AtomicInteger unexpected = new java.util.concurrent.atomic.AtomicInteger();
+            for (int t = 0; t < 3; t++) {
+                callers.add(Thread.ofPlatform().start(() -> {
+                    await(go);
+                    while (true) {
+                        try {
+                            g.guardedCall(0);
+                        } catch (ClosedResourceException closed) {
+                            return;
+                        } catch (Throwable other) {
+                            unexpected.incrementAndGet();
+                            return;
+                        }
+                    }
+                }));
+            }
+            go.countDown();
+            Thread.sleep(2);
+            g.close();
+            for (Thread t : callers) {
+                t.join();
+            }
+            assertEquals(0, unexpected.get());
+        }
+        assertEquals(50, insideAtDestroy.size());
+        assertTrue(insideAtDestroy.stream().allMatch(n -> n == 0), "a call was inside at destroy: " + insideAtDestroy);
     }
 }

@@ -7,6 +7,7 @@ import org.rdmapanama.ffi.rdma_cm_id;
 import org.rdmapanama.ffi.sockaddr_in6;
 import org.rdmapanama.ffi.sockaddr_in;
 import org.rdmapanama.internal.Cm;
+import org.rdmapanama.internal.NativeCall;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -17,15 +18,22 @@ import java.net.InetSocketAddress;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
-/** {@code struct rdma_cm_id}, destroyed with {@code rdma_destroy_id}. */
+/**
+ * {@code struct rdma_cm_id}, destroyed with {@code rdma_destroy_id}. Guarded
+ * (see {@link NativeResource}): every call runs between {@code enter()} and
+ * {@code leave()}, and a connection's set-up and teardown take no arena.
+ */
 final class CmId extends NativeResource {
+    private final MemorySegment key;
+
     private CmId(String description, Native id) {
         super(description, id, null);
+        this.key = MemorySegment.ofAddress(id.struct().address());
     }
 
     /** Owns {@code id} (a cm_id rdma_cm made, e.g. for a connect request): rdma_destroy_id frees it. */
     static CmId own(String description, MemorySegment id) throws RdmaException {
-        return own(id, rdma_cm_id.sizeof(), raw -> Cm.DESTROY_ID.status(description, raw),
+        return ownGuarded(id, rdma_cm_id.sizeof(), raw -> Cm.DESTROY_ID.status(description, raw),
                 n -> new CmId(description, n));
     }
 
@@ -37,16 +45,45 @@ final class CmId extends NativeResource {
         }
     }
 
-    MemorySegment id() {
-        return handle();
+    /** The cm_id's address, which its events carry: the event loop's key, never dereferenced. */
+    MemorySegment key() {
+        return key;
     }
 
+    /** {@code call} (an {@code rdma_*} call whose first argument is the cm_id); a close waits for it. */
+    int status(NativeCall call, String what, Object... rest) throws RdmaException {
+        return statusWith(call, what, rest);
+    }
+
+    /** {@code id->verbs}, the device context librdmacm opened. */
     MemorySegment verbs() {
-        return rdma_cm_id.verbs(handle());
+        MemorySegment id = enter();
+        try {
+            return rdma_cm_id.verbs(id);
+        } finally {
+            leave();
+        }
     }
 
-    int portNumber() {
-        return Byte.toUnsignedInt(rdma_cm_id.port_num(handle()));
+    /** {@code rdma_create_qp} with the PD's handle; returns {@code id->qp}. */
+    MemorySegment createQp(MemorySegment pd, MemorySegment initAttr, String what) throws RdmaException {
+        MemorySegment id = enter();
+        try {
+            Cm.CREATE_QP.status(what, id, pd, initAttr);
+            return rdma_cm_id.qp(id);
+        } finally {
+            leave();
+        }
+    }
+
+    /** {@code rdma_destroy_qp}, which also clears {@code id->qp}, which rdma_cm reads. */
+    void destroyQp() {
+        MemorySegment id = enter();
+        try {
+            Cm.destroyQp(id);
+        } finally {
+            leave();
+        }
     }
 
     /** A {@code struct sockaddr_in} or {@code sockaddr_in6} for {@code address}, in {@code arena}. */

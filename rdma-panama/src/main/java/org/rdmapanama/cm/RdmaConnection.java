@@ -108,12 +108,14 @@ public final class RdmaConnection implements AutoCloseable {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment attr = a.allocate(ibv_qp_init_attr.layout());
             verbs.fillQpInitAttr(attr, pd, config);
-            MemorySegment idHandle = id.id();
-            // rdma_destroy_qp also clears id->qp, which rdma_cm reads.
             return verbs.createQueuePair(pd, config, attr, () -> {
-                Cm.CREATE_QP.status(describe(), idHandle, verbs.pdHandle(pd), attr);
-                return rdma_cm_id.qp(idHandle);
-            }, q -> Cm.destroyQp(idHandle));
+                MemorySegment pdHandle = verbs.enterPd(pd);
+                try {
+                    return id.createQp(pdHandle, attr, describe());
+                } finally {
+                    verbs.leavePd(pd);
+                }
+            }, q -> id.destroyQp());
         }
     }
 
@@ -135,7 +137,7 @@ public final class RdmaConnection implements AutoCloseable {
         } catch (InterruptedException | RdmaException e) {
             if (routed.state() == java.util.concurrent.Future.State.SUCCESS) { // resolved just as we gave up
                 events.end(e);
-                loop.unregister(routed.join().id());
+                loop.unregister(routed.join().key());
                 Cleanup.closeQuietly(routed.join());
             }
             throw e;
@@ -204,7 +206,7 @@ public final class RdmaConnection implements AutoCloseable {
         } finally {
             if (!ok) {
                 events.end(new CmException("setting up the connection to " + remote + " failed", null, 0));
-                loop.unregister(id.id());
+                loop.unregister(id.key());
                 Cleanup.closeQuietly(id);
             }
         }
@@ -245,16 +247,16 @@ public final class RdmaConnection implements AutoCloseable {
         CmId id = CmId.create(loop.channel(), "rdma_cm_id to " + remote);
         boolean ok = false;
         try {
-            loop.register(id.id(), events);
+            loop.register(id.key(), events);
             try (Arena a = Arena.ofConfined()) {
                 MemorySegment src = local == null ? MemorySegment.NULL : CmId.sockaddr(a, local);
                 MemorySegment dst = CmId.sockaddr(a, remote);
-                Cm.RESOLVE_ADDR.status(remote.toString(), id.id(), src, dst, millis(deadline));
+                id.status(Cm.RESOLVE_ADDR, remote.toString(), src, dst, millis(deadline));
             }
             ok = true;
         } finally {
             if (!ok) {
-                loop.unregister(id.id());
+                loop.unregister(id.key());
                 Cleanup.closeQuietly(id);
             }
         }
@@ -264,7 +266,7 @@ public final class RdmaConnection implements AutoCloseable {
         events.expect(loop, CmEventType.ADDR_RESOLVED, deadline, "resolving the address " + remote)
                 .thenCompose(ev -> {
                     try {
-                        Cm.RESOLVE_ROUTE.status(remote.toString(), id.id(), millis(deadline));
+                        id.status(Cm.RESOLVE_ROUTE, remote.toString(), millis(deadline));
                     } catch (RdmaException e) {
                         throw new CompletionException(e);
                     }
@@ -273,7 +275,7 @@ public final class RdmaConnection implements AutoCloseable {
                 .whenComplete((ev, e) -> {
                     if (e != null || !routed.complete(id)) {
                         events.end(e != null ? unwrap(e) : new java.util.concurrent.CancellationException());
-                        loop.unregister(id.id());
+                        loop.unregister(id.key());
                         Cleanup.closeQuietly(id);
                         routed.completeExceptionally(e == null ? new java.util.concurrent.CancellationException() : unwrap(e));
                     }
@@ -380,7 +382,7 @@ public final class RdmaConnection implements AutoCloseable {
         checkPrivateData(privateData, true);
         try (Arena a = Arena.ofConfined()) {
             MemorySegment param = connParam(a, privateData, options.rdmaReadDepth(), options.rdmaReadDepth());
-            Cm.CONNECT.status(describe(), id.id(), param);
+            id.status(Cm.CONNECT, describe(), param);
         } catch (CmException e) {
             throw e;
         } catch (RdmaException e) {
@@ -432,7 +434,7 @@ public final class RdmaConnection implements AutoCloseable {
             // Never promise more reads than the peer asked for, or than we offer.
             int responder = Math.min(options.rdmaReadDepth(), peerInitiatorDepth);
             int initiator = Math.min(options.rdmaReadDepth(), peerResponderResources);
-            Cm.ACCEPT.status(describe(), id.id(), connParam(a, privateData, responder, initiator));
+            id.status(Cm.ACCEPT, describe(), connParam(a, privateData, responder, initiator));
         }
         return established(events.expect(loop, CmEventType.ESTABLISHED, deadline, "accepting a connection"), false);
     }
@@ -444,7 +446,7 @@ public final class RdmaConnection implements AutoCloseable {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment data = privateData.length == 0 ? MemorySegment.NULL
                     : a.allocateFrom(java.lang.foreign.ValueLayout.JAVA_BYTE, privateData);
-            Cm.REJECT.status(describe(), id.id(), data, (byte) privateData.length);
+            id.status(Cm.REJECT, describe(), data, (byte) privateData.length);
         }
         state = State.DISCONNECTED;
     }
@@ -575,7 +577,7 @@ public final class RdmaConnection implements AutoCloseable {
             }
             state = State.DISCONNECTED;
         }
-        Cm.DISCONNECT.status(describe(), id.id());
+        id.status(Cm.DISCONNECT, describe());
     }
 
     private void requireState(State wanted, String op) {
@@ -606,13 +608,13 @@ public final class RdmaConnection implements AutoCloseable {
         }
         if (was == State.ESTABLISHED) {
             try {
-                Cm.DISCONNECT.status(describe(), id.id());
+                id.status(Cm.DISCONNECT, describe());
             } catch (RdmaException e) {
                 Log.LOG.debug("rdma_disconnect while closing {}: {}", describe(), e.getMessage());
             }
         }
         events.end(() -> new org.rdmapanama.ClosedResourceException(describe() + " is closed"));
-        loop.unregister(id.id()); // before rdma_destroy_id: see CmEventLoop.dispatch
+        loop.unregister(id.key()); // before rdma_destroy_id: see CmEventLoop.dispatch
         RdmaException first = null;
         for (AutoCloseable r : new AutoCloseable[] {context, id}) {
             try {

@@ -64,16 +64,16 @@ public final class RdmaListener implements AutoCloseable {
         RdmaListener l = new RdmaListener(loop, id, address, options);
         boolean ok = false;
         try {
-            loop.register(id.id(), l.target());
+            loop.register(id.key(), l.target());
             try (Arena a = Arena.ofConfined()) {
-                Cm.BIND_ADDR.status(address.toString(), id.id(), CmId.sockaddr(a, address));
+                id.status(Cm.BIND_ADDR, address.toString(), CmId.sockaddr(a, address));
             }
-            Cm.LISTEN.status(address.toString(), id.id(), backlog);
+            id.status(Cm.LISTEN, address.toString(), backlog);
             ok = true;
             return l;
         } finally {
             if (!ok) {
-                loop.unregister(id.id());
+                loop.unregister(id.key());
                 Cleanup.closeQuietly(id);
             }
         }
@@ -281,7 +281,7 @@ public final class RdmaListener implements AutoCloseable {
         for (CompletableFuture<Object> w : failed) {
             w.completeExceptionally(gone);
         }
-        loop.unregister(id.id()); // before rdma_destroy_id: see CmEventLoop.dispatch
+        loop.unregister(id.key()); // before rdma_destroy_id: see CmEventLoop.dispatch
         try {
             id.close();
         } finally {

@@ -18,7 +18,10 @@ public final class Bridge {
 
     /** Implemented in {@code org.rdmapanama}; registered from a static initializer there. */
     public interface Verbs<C, P, Q, K> {
-        MemorySegment pdHandle(P pd);
+        /** The PD's handle for a call; {@link #leavePd} in a finally (the PD's close waits for it). */
+        MemorySegment enterPd(P pd);
+
+        void leavePd(P pd);
 
         /** A context librdmacm owns, wrapped without taking ownership. */
         C borrowContext(MemorySegment ibvContext) throws RdmaException;
