@@ -194,6 +194,36 @@ class CmEventLoopTest {
         }
     }
 
+    /**
+     * Timers scheduled from another thread wake the sleeping loop only when
+     * they are due before its own next wake-up; each still fires on time,
+     * whichever way, and a cancelled one does not fire.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Transport.class, names = {"ROCE_V2"})
+    void timersFromAnotherThreadFireOnTimeWhetherOrNotTheyWakeTheLoop(Transport transport) throws Exception {
+        InetSocketAddress at = where(transport);
+        try (CmEventLoop loop = CmEventLoop.create("timer-test");
+             RdmaListener listener = RdmaListener.bind(at, 4, OPTS, loop)) {
+            for (int round = 0; round < 3; round++) {
+                CompletableFuture<RdmaConnection> far = listener.acceptAsync(Duration.ofSeconds(20)); // the loop sleeps till then
+                Thread.sleep(100);
+                long t0 = System.nanoTime();
+                CompletableFuture<RdmaConnection> sooner = listener.acceptAsync(Duration.ofMillis(100)); // must wake it
+                CompletableFuture<RdmaConnection> later = listener.acceptAsync(Duration.ofMillis(300)); // after sooner: no wake-up
+                assertNull(sooner.get(10, TimeUnit.SECONDS));
+                long soonerMs = (System.nanoTime() - t0) / 1_000_000;
+                assertNull(later.get(10, TimeUnit.SECONDS));
+                long laterMs = (System.nanoTime() - t0) / 1_000_000;
+                System.out.println("CM-LOOP timers of 100 and 300 ms under one of 20 s fired after " + soonerMs + " and "
+                        + laterMs + " ms");
+                assertTrue(soonerMs >= 100 && soonerMs < 5_000, "the 100 ms timer fired after " + soonerMs + " ms");
+                assertTrue(laterMs >= 300 && laterMs < 5_000, "the 300 ms timer fired after " + laterMs + " ms");
+                assertTrue(far.cancel(false), "the 20 s accept ended early");
+            }
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
     void errorEventsBecomeCmExceptions(Transport transport) throws Exception {

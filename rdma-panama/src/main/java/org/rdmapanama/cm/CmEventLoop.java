@@ -44,16 +44,18 @@ public final class CmEventLoop implements AutoCloseable {
         void onLoopFailure(RdmaException e);
     }
 
-    /** A timer; {@link #cancel} only marks it, the loop drops it when it is due. */
+    /**
+     * A timer; {@link #cancel} only marks it: the loop skips it, and drops it
+     * once it reaches the head of the queue, without waking for it.
+     */
     static final class Timer implements Comparable<Timer> {
         final long deadline;
-        final long seq;
+        long seq; // set by the loop thread as it queues the timer
         final Runnable action;
         volatile boolean cancelled;
 
-        Timer(long deadline, long seq, Runnable action) {
+        Timer(long deadline, Runnable action) {
             this.deadline = deadline;
-            this.seq = seq;
             this.action = action;
         }
 
@@ -75,8 +77,20 @@ public final class CmEventLoop implements AutoCloseable {
     private final boolean isShared;
     private final ConcurrentHashMap<Long, Target> targets = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Timer> newTimers = new ConcurrentLinkedQueue<>();
     private final PriorityQueue<Timer> timers = new PriorityQueue<>(); // loop thread only
     private long timerSeq; // loop thread only
+    /**
+     * When the loop thread will wake by itself: {@link #AWAKE} while it runs,
+     * {@link #NEVER} for a poll without timeout, else the deadline of its
+     * earliest timer. A timer scheduled from another thread wakes the loop
+     * only if it is due before that: every set-up step has a timeout, and most
+     * are seconds away, so most schedules cost no wake-up (a context switch
+     * of the loop thread, under emulation a good part of a connection).
+     */
+    private volatile long wakesAt = AWAKE;
+    private static final long AWAKE = Long.MIN_VALUE;
+    private static final long NEVER = Long.MAX_VALUE;
     private volatile boolean stopping;
     private volatile RdmaException failure;
 
@@ -167,13 +181,28 @@ public final class CmEventLoop implements AutoCloseable {
 
     /** Runs {@code action} on the loop thread at {@code deadline} ({@link System#nanoTime}), unless cancelled. */
     Timer schedule(long deadline, Runnable action) {
-        Timer t = new Timer(deadline, 0, action);
-        execute(() -> timers.add(new Timer(t.deadline, timerSeq++, () -> {
-            if (!t.cancelled) {
-                t.action.run();
+        Timer t = new Timer(deadline, action);
+        if (onLoopThread()) {
+            queue(t);
+            return t;
+        }
+        newTimers.add(t);
+        // The loop publishes wakesAt, then looks at newTimers; we added, then look
+        // at wakesAt: both volatile, so either it sees the timer or we see its sleep.
+        long w = wakesAt;
+        if (w != AWAKE && (w == NEVER || deadline - w < 0)) {
+            synchronized (this) { // as in execute: never signal a closed (reused) fd
+                if (!stopping) {
+                    Posix.signal(wakeFd);
+                }
             }
-        })));
+        }
         return t;
+    }
+
+    private void queue(Timer t) {
+        t.seq = timerSeq++;
+        timers.add(t);
     }
 
     private void run() {
@@ -184,14 +213,17 @@ public final class CmEventLoop implements AutoCloseable {
                 long now = System.nanoTime();
                 runTimers(now);
                 int timeout = -1;
-                if (!tasks.isEmpty()) {
+                Timer next = timers.peek();
+                wakesAt = next == null ? NEVER : sleepDeadline(next.deadline);
+                if (!tasks.isEmpty() || !newTimers.isEmpty()) {
                     timeout = 0;
-                } else if (!timers.isEmpty()) {
+                } else if (next != null) {
                     // Round up: waking before the deadline would only poll again.
-                    long left = timers.peek().deadline - System.nanoTime();
+                    long left = next.deadline - System.nanoTime();
                     timeout = left <= 0 ? 0 : (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000);
                 }
                 int ready = Posix.pollBoth(channel.fd(), wakeFd, timeout);
+                wakesAt = AWAKE;
                 if (ready < 0) {
                     throw org.rdmapanama.internal.Errno.failure("poll", name, ready);
                 }
@@ -244,9 +276,21 @@ public final class CmEventLoop implements AutoCloseable {
     }
 
     private void runTimers(long now) {
-        while (!timers.isEmpty() && timers.peek().deadline - now <= 0) {
-            safely(timers.poll().action);
+        Timer t;
+        while ((t = newTimers.poll()) != null) {
+            queue(t);
         }
+        while ((t = timers.peek()) != null && (t.cancelled || t.deadline - now <= 0)) {
+            timers.poll();
+            if (!t.cancelled) {
+                safely(t.action);
+            }
+        }
+    }
+
+    /** A deadline as {@link #wakesAt} holds it: never one of the two markers. */
+    private static long sleepDeadline(long deadline) {
+        return deadline == AWAKE ? AWAKE + 1 : deadline == NEVER ? NEVER - 1 : deadline;
     }
 
     private void safely(Runnable r) {
