@@ -91,6 +91,32 @@ final class JitActivity {
         return any ? sum : -1;
     }
 
+    /**
+     * Context switches, voluntary and not, of the process's live threads
+     * ({@code /proc/self/task/}*{@code /status}), or -1 if /proc cannot say:
+     * each is a thread handing over or being preempted, which a hand-off
+     * between threads costs and a single-threaded C program does not.
+     */
+    static long contextSwitches() {
+        long sum = 0;
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(TASKS)) {
+            for (Path task : tasks) {
+                try {
+                    for (String line : Files.readAllLines(task.resolve("status"))) {
+                        if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:")) {
+                            sum += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+                        }
+                    }
+                } catch (IOException gone) {
+                    // the thread ended between the listing and the read
+                }
+            }
+        } catch (IOException | DirectoryIteratorException | SecurityException | NumberFormatException e) {
+            return -1;
+        }
+        return sum;
+    }
+
     /** From one {@code /proc/.../stat} line: utime + stime if the thread is a JIT compiler thread, else -1. */
     static long compilerTicks(String stat) {
         int open = stat.indexOf('(');

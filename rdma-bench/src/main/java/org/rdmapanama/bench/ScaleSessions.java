@@ -58,23 +58,15 @@ final class ScaleSessions {
     private static void serveBatch(RdmaListener listener, int count, CompletionBatch batch) throws Exception {
         RdmaConnection[] conns = new RdmaConnection[count];
         MemoryRegion[] mrs = new MemoryRegion[count];
+        List<CompletableFuture<Object>> accepted = new ArrayList<>(count);
         try {
-            List<CompletableFuture<RdmaConnection>> accepted = new ArrayList<>(count);
+            // Each request is taken, given its memory and receive, and accepted on the
+            // event loop's thread, where its event arrived, as ucmatose does in its
+            // event handler: no hand-off to this thread and back per connection.
             for (int i = 0; i < count; i++) {
-                RdmaConnection c = listener.accept(Duration.ofMinutes(5));
-                if (c == null) {
-                    throw new RdmaException("no connection " + i + " of " + count + " within 5 minutes");
-                }
-                conns[i] = c;
-                MemoryRegion mr = c.protectionDomain().allocate(128, Access.REMOTE_WRITE);
-                mrs[i] = mr;
-                try (ReceiveRequest recv = c.queuePair().newReceiveRequest(1, 1)) {
-                    c.queuePair().postRecv(recv.wrId(i).sge(mr, 64, 8));
-                }
-                // Not waited for here, so the next request is taken at once.
-                accepted.add(c.acceptAsync(mr.remote().toBytes(), T));
+                accepted.add(acceptOne(listener, i, conns, mrs));
             }
-            for (CompletableFuture<RdmaConnection> f : accepted) {
+            for (CompletableFuture<Object> f : accepted) {
                 f.get(T.toSeconds() + 5, TimeUnit.SECONDS);
             }
             BitSet seen = new BitSet(count);
@@ -101,8 +93,47 @@ final class ScaleSessions {
                 }
             }
         } finally {
+            for (CompletableFuture<Object> f : accepted) {
+                f.cancel(false); // a connection accepted after this is closed by its own callback
+            }
             closeAll(conns);
         }
+    }
+
+    /** Takes request {@code i}, registers its memory, posts its receive and accepts it, all on the loop thread. */
+    private static CompletableFuture<Object> acceptOne(RdmaListener listener, int i, RdmaConnection[] conns,
+                                                       MemoryRegion[] mrs) {
+        CompletableFuture<Object> done = new CompletableFuture<>();
+        listener.acceptAsync(Duration.ofMinutes(5)).thenCompose(c -> {
+            if (c == null) {
+                return CompletableFuture.failedFuture(new RdmaException("no connection " + i + " within 5 minutes"));
+            }
+            conns[i] = c;
+            if (done.isDone()) { // the batch failed meanwhile
+                return CompletableFuture.failedFuture(new java.util.concurrent.CancellationException());
+            }
+            try {
+                MemoryRegion mr = c.protectionDomain().allocate(128, Access.REMOTE_WRITE);
+                mrs[i] = mr;
+                try (ReceiveRequest recv = c.queuePair().newReceiveRequest(1, 1)) {
+                    c.queuePair().postRecv(recv.wrId(i).sge(mr, 64, 8));
+                }
+                return c.acceptAsync(mr.remote().toBytes(), T);
+            } catch (RdmaException | RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }).whenComplete((c, e) -> {
+            boolean kept = e == null ? done.complete(c)
+                    : done.completeExceptionally(new RdmaException("connection " + i + ": " + unwrap(e).getMessage(), e));
+            if (!kept && conns[i] != null) { // the batch gave up before this one was stored: nobody else closes it
+                closeAll(new RdmaConnection[] {conns[i]});
+            }
+        });
+        return done;
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
     }
 
     /** Times of one client batch, in nanoseconds of {@link System#nanoTime()}. */
@@ -139,13 +170,14 @@ final class ScaleSessions {
      * ({@code /proc}, USER_HZ = 100): whether a slow batch computed, compiled,
      * sat in the kernel or waited.
      */
-    record Cpu(long user, long system, long jit) {
+    record Cpu(long user, long system, long jit, long switches) {
         static Cpu now() {
             try {
                 String[] f = selfStat();
-                return new Cpu(Long.parseLong(f[11]), Long.parseLong(f[12]), JitActivity.compilerThreadTicks());
+                return new Cpu(Long.parseLong(f[11]), Long.parseLong(f[12]), JitActivity.compilerThreadTicks(),
+                        JitActivity.contextSwitches());
             } catch (java.io.IOException | RuntimeException e) {
-                return new Cpu(-1, -1, -1);
+                return new Cpu(-1, -1, -1, -1);
             }
         }
 
@@ -155,8 +187,9 @@ final class ScaleSessions {
                 return "CPU time unknown";
             }
             String compiling = jit < 0 || n.jit < 0 ? "" : String.format(" (JIT %.2f s)", (n.jit - jit) / 100.0);
-            return String.format("CPU user %.2f s%s, system %.2f s", (n.user - user) / 100.0, compiling,
-                    (n.system - system) / 100.0);
+            String switched = switches < 0 || n.switches < 0 ? "" : ", " + (n.switches - switches) + " context switches";
+            return String.format("CPU user %.2f s%s, system %.2f s%s", (n.user - user) / 100.0, compiling,
+                    (n.system - system) / 100.0, switched);
         }
     }
 
@@ -201,8 +234,13 @@ final class ScaleSessions {
                 f.get(T.toSeconds() + 5, TimeUnit.SECONDS);
             }
             long connected = System.nanoTime();
+            // As ucmatose: post on every connection, then reap every completion.
             for (int i = 0; i < count; i++) {
-                writeAndSend(conns[i], mrs[i], i, cb);
+                writeAndSend(conns[i], mrs[i], i);
+            }
+            for (int i = 0; i < count; i++) {
+                await(conns[i], cb, i, "write");
+                await(conns[i], cb, i, "send");
             }
             long data = System.nanoTime();
             for (int i = 0; i < count; i++) {
@@ -270,14 +308,13 @@ final class ScaleSessions {
         });
     }
 
-    private static void writeAndSend(RdmaConnection c, MemoryRegion mine, int i, CompletionBatch cb) throws Exception {
+    /** Posts the Write and then the Send (RC keeps their order: the Write lands before the Send completes). */
+    private static void writeAndSend(RdmaConnection c, MemoryRegion mine, int i) throws Exception {
         RemoteBuffer peer = RemoteBuffer.fromBytes(c.peerPrivateData());
         mine.segment().set(JAVA_LONG, 0, TAG + i);
-        try (SendRequest wr = c.queuePair().newSendRequest(1, 1)) {
+        try (SendRequest wr = c.queuePair().newSendRequest(1, 1)) { // the device copied each request when posted
             c.queuePair().postSend(wr.opcode(0, Opcode.RDMA_WRITE).sge(mine, 0, 8).remote(peer.at(0, 8), peer.rkey()));
-            await(c, cb, i, "write");
             c.queuePair().postSend(wr.opcode(0, Opcode.SEND).sge(mine, 0, 8));
-            await(c, cb, i, "send");
         }
     }
 
