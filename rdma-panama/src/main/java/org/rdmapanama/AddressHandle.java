@@ -30,8 +30,9 @@ public final class AddressHandle extends NativeResource {
             MemorySegment attr = scratch.allocate(ibv_ah_attr.layout());
             QpTransition.fillAddress(attr, remote, port, gidIndex);
             pd.checkOpen();
-            return own(pd.create(Verbs.Calls.CREATE_AH, remote.toString(), attr), ibv_ah.sizeof(),
-                    raw -> Verbs.Calls.DESTROY_AH.status(remote.toString(), raw), n -> new AddressHandle(pd, n, remote));
+            return pd.ownChild(h -> Verbs.Calls.CREATE_AH.pointer(remote.toString(), h, attr), ibv_ah.sizeof(),
+                    raw -> Verbs.Calls.DESTROY_AH.status(remote.toString(), raw), n -> new AddressHandle(pd, n, remote),
+                    false);
         }
     }
 

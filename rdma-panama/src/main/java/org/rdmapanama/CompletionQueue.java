@@ -50,8 +50,9 @@ public final class CompletionQueue extends NativeResource implements CompletionS
         try {
             MemorySegment ch = channel == null ? MemorySegment.NULL : channel.channel();
             String what = context.device().name() + ", " + entries + " entries";
-            CompletionQueue cq = own(context.create(Verbs.Calls.CREATE_CQ, what, entries, MemorySegment.NULL, ch, 0), ibv_cq.sizeof(), raw -> Verbs.Calls.DESTROY_CQ.status(what, raw),
-                    n -> new CompletionQueue(context, n, channel, asUser));
+            CompletionQueue cq = context.ownChild(ctx -> Verbs.Calls.CREATE_CQ.pointer(what, ctx, entries,
+                    MemorySegment.NULL, ch, 0), ibv_cq.sizeof(), raw -> Verbs.Calls.DESTROY_CQ.status(what, raw),
+                    n -> new CompletionQueue(context, n, channel, asUser), false);
             ok = true;
             return cq;
         } finally {

@@ -13,7 +13,6 @@ import org.rdmapanama.ffi.ibv_context;
 import org.rdmapanama.ffi.ibv_context_ops;
 import org.rdmapanama.ffi.ibv_pd;
 import org.rdmapanama.internal.DeviceQuery;
-import org.rdmapanama.internal.NativeCall;
 import org.rdmapanama.internal.Verbs;
 
 import java.lang.foreign.Arena;
@@ -51,11 +50,6 @@ public final class DeviceContext extends NativeResource {
         this.postRecvFn = ibv_context_ops.post_recv(ops);
         this.postSrqRecvFn = ibv_context_ops.post_srq_recv(ops);
         this.events = AsyncEventWatcher.acquire(ctx.struct(), device.name(), !owned); // unscoped: it may outlive this wrapper
-    }
-
-    /** Makes a C object on this context with {@code call}, whose first argument is the context; a close waits for it. */
-    MemorySegment create(NativeCall call, String what, Object... rest) throws RdmaException {
-        return pointerWith(call, what, rest);
     }
 
     AsyncEventWatcher events() {
@@ -143,15 +137,16 @@ public final class DeviceContext extends NativeResource {
     /** {@code ibv_alloc_pd}. */
     public ProtectionDomain allocateProtectionDomain() throws RdmaException {
         checkOpen();
-        return ownGuarded(pointerWith(Verbs.Calls.ALLOC_PD, device.name()), ibv_pd.sizeof(),
-                raw -> Verbs.Calls.DEALLOC_PD.status(device.name(), raw), n -> new ProtectionDomain(this, n));
+        return ownChild(ctx -> Verbs.Calls.ALLOC_PD.pointer(device.name(), ctx), ibv_pd.sizeof(),
+                raw -> Verbs.Calls.DEALLOC_PD.status(device.name(), raw), n -> new ProtectionDomain(this, n), true);
     }
 
     /** {@code ibv_create_comp_channel}, for event-driven completion handling. */
     public CompletionChannel createCompletionChannel() throws RdmaException {
         checkOpen();
-        return own(pointerWith(Verbs.Calls.CREATE_COMP_CHANNEL, device.name()), ibv_comp_channel.sizeof(),
-                raw -> Verbs.Calls.DESTROY_COMP_CHANNEL.status(device.name(), raw), n -> new CompletionChannel(this, n));
+        return ownChild(ctx -> Verbs.Calls.CREATE_COMP_CHANNEL.pointer(device.name(), ctx), ibv_comp_channel.sizeof(),
+                raw -> Verbs.Calls.DESTROY_COMP_CHANNEL.status(device.name(), raw), n -> new CompletionChannel(this, n),
+                false);
     }
 
     /** {@code ibv_create_cq} with room for at least {@code entries} completions, polled only. */
@@ -176,6 +171,9 @@ public final class DeviceContext extends NativeResource {
     /**
      * Wraps a context librdmacm opened and owns (a cm_id's {@code verbs}):
      * closing the wrapper closes what was created on it, not the context.
+     * The caller closes the wrapper before it destroys the cm_id it took the
+     * context from: after a hot removal, destroying a device's last cm_id
+     * closes the context, and the wrapper's close waits for calls still on it.
      */
     static DeviceContext borrow(MemorySegment ctx) throws RdmaException {
         RdmaDevice info = describeBorrowed(ctx);

@@ -37,8 +37,8 @@ public final class MemoryRegion extends NativeResource {
 
     static MemoryRegion register(ProtectionDomain pd, MemorySegment memory, Set<Access> access)
             throws RdmaException {
-        return own(registerRaw(pd, memory, access), ibv_mr.sizeof(), MemoryRegion::deregister,
-                n -> new MemoryRegion(pd, n, memory, false, access));
+        return pd.ownChild(h -> registerRaw(pd, h, memory, access), ibv_mr.sizeof(), MemoryRegion::deregister,
+                n -> new MemoryRegion(pd, n, memory, false, access), false);
     }
 
     static MemoryRegion allocate(ProtectionDomain pd, long size, Set<Access> access) throws RdmaException {
@@ -49,12 +49,14 @@ public final class MemoryRegion extends NativeResource {
         boolean[] registered = {false};
         boolean ok = false;
         try {
-            MemorySegment raw = registerRaw(pd, buffer, access);
-            registered[0] = true;
-            MemoryRegion region = own(raw, ibv_mr.sizeof(), r -> {
+            MemoryRegion region = pd.ownChild(h -> {
+                        MemorySegment raw = registerRaw(pd, h, buffer, access);
+                        registered[0] = true;
+                        return raw;
+                    }, ibv_mr.sizeof(), r -> {
                         deregister(r);
                         registered[0] = false;
-                    }, n -> new MemoryRegion(pd, n, buffer, true, access));
+                    }, n -> new MemoryRegion(pd, n, buffer, true, access), false);
             ok = true;
             return region;
         } finally {
@@ -64,7 +66,8 @@ public final class MemoryRegion extends NativeResource {
         }
     }
 
-    private static MemorySegment registerRaw(ProtectionDomain pd, MemorySegment memory, Set<Access> access)
+    private static MemorySegment registerRaw(ProtectionDomain pd, MemorySegment pdHandle, MemorySegment memory,
+                                             Set<Access> access)
             throws RdmaException {
         if (!memory.isNative()) {
             throw new IllegalArgumentException("only native memory can be registered; got a heap segment "
@@ -78,9 +81,9 @@ public final class MemoryRegion extends NativeResource {
             throw new IllegalArgumentException("cannot register " + memory.byteSize() + " bytes: "
                     + pd.context().device().name() + " allows at most " + max + " (max_mr_size)");
         }
-        return pd.create(Verbs.Calls.REG_MR,
+        return Verbs.Calls.REG_MR.pointer(
                 pd.context().device().name() + ", " + memory.byteSize() + " bytes, access " + access,
-                memory, memory.byteSize(), Access.mask(access));
+                pdHandle, memory, memory.byteSize(), Access.mask(access));
     }
 
     /** The registered memory. */

@@ -15,11 +15,12 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A native object (context, PD, MR, CQ, QP, ...) owned by one shared
- * {@link Arena}. Its handle segment is scoped to that arena, so once the arena
- * is closed any call that passes the handle fails with an exception instead of
- * reaching freed memory, and the arena cannot close while a call on another
- * thread is using the handle.
+ * A native object (context, PD, MR, CQ, QP, ...), owned either by one shared
+ * {@link Arena} or, guarded, by a count of the calls in flight (below). An
+ * arena-owned object's handle segment is scoped to that arena, so once the
+ * arena is closed any call that passes the handle fails with an exception
+ * instead of reaching freed memory, and the arena cannot close while a call
+ * on another thread is using the handle.
  * <p>
  * <b>Creation.</b> A subclass never publishes itself from its constructor:
  * its factory creates the C object and hands it to {@link #own}, which runs the
@@ -44,12 +45,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>
  * <b>Guarded resources.</b> Closing a shared arena is a handshake with every
  * Java thread, run by the VM thread: some 0.1 ms under emulation, paid per
- * resource. A resource whose handle is never read or written from Java and
- * never used on the data path (a PD, a cm_id) can instead be made with
- * {@link #ownGuarded}: it has no arena, and every call that uses its handle
- * runs between {@link #enter()} and {@link #leave()}, which count the calls in
- * flight. Its close marks it closing, then waits for that count to reach zero
- * as an arena's close would, with the same outcomes.
+ * resource. A resource that hands out no memory of its own to Java and is not
+ * on the data path (a device context, a PD, a cm_id) can instead be made with
+ * {@link #ownGuarded}: it has no arena, and every use of its handle, a call
+ * or a read of its struct, runs between {@link #enter()} and {@link #leave()},
+ * which count the uses in flight. Its close marks it closing, then waits for
+ * that count to reach zero as an arena's close would, with the same outcomes.
+ * Children are made with {@link #ownChild}, which keeps the owner entered
+ * until the child is registered with it or freed.
  */
 public abstract class NativeResource implements AutoCloseable {
     /** How long {@link #close()} waits for calls on other threads (a post, a poll) to return. */
@@ -83,7 +86,7 @@ public abstract class NativeResource implements AutoCloseable {
 
     /**
      * A C object on its way into a {@link NativeResource}: the pointer, the
-     * size of its struct, and the arena the resource will own.
+     * size of its struct, and the arena the resource will own (none if guarded).
      */
     protected static final class Native {
         private final MemorySegment raw;
@@ -107,6 +110,12 @@ public abstract class NativeResource implements AutoCloseable {
     @FunctionalInterface
     protected interface Wrapper<T extends NativeResource> {
         T wrap(Native n) throws RdmaException;
+    }
+
+    /** Makes a child's C object; {@code owner} is the owner's handle (the {@code ibv_create_*} call). */
+    @FunctionalInterface
+    protected interface Maker {
+        MemorySegment make(MemorySegment owner) throws RdmaException;
     }
 
     /** Frees a C object (the {@code ibv_destroy_*} call). */
@@ -134,6 +143,27 @@ public abstract class NativeResource implements AutoCloseable {
     protected static <T extends NativeResource> T ownGuarded(MemorySegment raw, long size, Freer freer,
             Wrapper<T> wrapper) throws RdmaException {
         return own(new Native(raw, size, true), freer, wrapper);
+    }
+
+    /**
+     * Makes a child of this resource with {@code make}, given this resource's
+     * handle, and owns it as {@link #own} ({@code guarded}: {@link #ownGuarded})
+     * does. A guarded owner stays entered until the child is registered with
+     * it or freed, so its close cannot free it in between: the close then
+     * either closes the registered child first, or waits while a child that
+     * came too late is refused and freed.
+     */
+    protected final <T extends NativeResource> T ownChild(Maker make, long size, Freer freer, Wrapper<T> wrapper,
+            boolean guarded) throws RdmaException {
+        boolean entered = arena == null;
+        MemorySegment h = entered ? enter() : handle;
+        try {
+            return own(new Native(make.make(h), size, guarded), freer, wrapper);
+        } finally {
+            if (entered) {
+                leave();
+            }
+        }
     }
 
     private static <T extends NativeResource> T own(Native n, Freer freer, Wrapper<T> wrapper) throws RdmaException {
@@ -237,18 +267,6 @@ public abstract class NativeResource implements AutoCloseable {
     /** Ends a call begun with {@link #enter()}. */
     protected final void leave() {
         CALLS.getAndAdd(this, -1);
-    }
-
-    /** {@code call} with this resource's handle as its first argument, returning a pointer; a close waits for it. */
-    protected final MemorySegment pointerWith(NativeCall call, String what, Object... rest) throws RdmaException {
-        Object[] args = withHandleFirst(rest);
-        try {
-            return call.pointer(what, args);
-        } finally {
-            if (arena == null) {
-                leave();
-            }
-        }
     }
 
     /** {@code call} with this resource's handle as its first argument, returning a status; a close waits for it. */
@@ -472,7 +490,7 @@ public abstract class NativeResource implements AutoCloseable {
         }
     }
 
-    /** Frees the C object; {@code raw} is the unscoped pointer (the arena is already closed). */
+    /** Frees the C object; {@code raw} is the unscoped pointer (the arena is closed, or no call is in flight). */
     protected abstract void destroy(MemorySegment raw) throws RdmaException;
 
     /** Hook after destroy, for releasing dependencies (a QP's hold on its CQs). */

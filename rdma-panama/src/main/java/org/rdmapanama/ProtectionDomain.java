@@ -1,7 +1,6 @@
 package org.rdmapanama;
 
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.internal.NativeCall;
 import org.rdmapanama.internal.Verbs;
 
 import java.lang.foreign.MemorySegment;
@@ -24,23 +23,6 @@ public final class ProtectionDomain extends NativeResource {
         return context;
     }
 
-    /**
-     * Makes a C object in this PD with {@code call}, whose first argument is
-     * the PD ({@code ibv_reg_mr}, {@code ibv_create_qp}, ...): the PD has no
-     * arena (see {@link NativeResource}), and a close waits for this call.
-     */
-    MemorySegment create(NativeCall call, String what, Object... rest) throws RdmaException {
-        return pointerWith(call, what, rest);
-    }
-
-    /** The PD for a C call that takes it elsewhere than first; {@link #leavePd()} in a finally. */
-    MemorySegment enterPd() {
-        return enter();
-    }
-
-    void leavePd() {
-        leave();
-    }
 
     /**
      * Registers the caller's native memory, zero-copy: the segment is the

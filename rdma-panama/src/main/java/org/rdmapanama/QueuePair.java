@@ -79,9 +79,9 @@ public final class QueuePair extends NativeResource {
                     + config.maxInlineData();
             Bridge.Destroyer destroyer = raw -> Verbs.Calls.DESTROY_QP.status(
                     "qp " + ibv_qp.qp_num(raw.reinterpret(ibv_qp.sizeof())), raw);
-            return withHolds(pd, config, asUser -> own(pd.create(Verbs.Calls.CREATE_QP, what, attr),
+            return withHolds(pd, config, asUser -> pd.ownChild(h -> Verbs.Calls.CREATE_QP.pointer(what, h, attr),
                     ibv_qp.sizeof(), destroyer::destroy,
-                    n -> new QueuePair(pd, n, config, attr, destroyer, asUser)));
+                    n -> new QueuePair(pd, n, config, attr, destroyer, asUser), false));
         }
     }
 
@@ -343,16 +343,6 @@ public final class QueuePair extends NativeResource {
     private static final class BridgeImpl
             implements Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> {
         @Override
-        public MemorySegment enterPd(ProtectionDomain pd) {
-            return pd.enterPd();
-        }
-
-        @Override
-        public void leavePd(ProtectionDomain pd) {
-            pd.leavePd();
-        }
-
-        @Override
         public DeviceContext borrowContext(MemorySegment ibvContext) throws RdmaException {
             return DeviceContext.borrow(ibvContext);
         }
@@ -365,8 +355,8 @@ public final class QueuePair extends NativeResource {
         @Override
         public QueuePair createQueuePair(ProtectionDomain pd, QueuePairConfig config, MemorySegment initAttr,
                                          Bridge.QpMaker make, Bridge.Destroyer destroyer) throws RdmaException {
-            return withHolds(pd, config, asUser -> own(make.make(), ibv_qp.sizeof(), destroyer::destroy,
-                    n -> new QueuePair(pd, n, config, initAttr, destroyer, asUser)));
+            return withHolds(pd, config, asUser -> pd.ownChild(make::make, ibv_qp.sizeof(), destroyer::destroy,
+                    n -> new QueuePair(pd, n, config, initAttr, destroyer, asUser), false));
         }
     }
 }

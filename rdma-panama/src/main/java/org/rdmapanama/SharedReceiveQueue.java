@@ -51,9 +51,9 @@ public final class SharedReceiveQueue extends NativeResource {
             MemorySegment attr = ibv_srq_init_attr.attr(init);
             ibv_srq_attr.max_wr(attr, maxWr);
             ibv_srq_attr.max_sge(attr, maxSge);
-            MemorySegment srq = pd.create(Verbs.Calls.CREATE_SRQ, dev + ", " + maxWr + "x" + maxSge, init);
-            return own(srq, ibv_srq.sizeof(), raw -> Verbs.Calls.DESTROY_SRQ.status(dev, raw),
-                    n -> new SharedReceiveQueue(pd, n, maxSge));
+            return pd.ownChild(h -> Verbs.Calls.CREATE_SRQ.pointer(dev + ", " + maxWr + "x" + maxSge, h, init),
+                    ibv_srq.sizeof(), raw -> Verbs.Calls.DESTROY_SRQ.status(dev, raw),
+                    n -> new SharedReceiveQueue(pd, n, maxSge), false);
         }
     }
 

@@ -60,14 +60,17 @@ final class ScaleSessions {
         MemoryRegion[] mrs = new MemoryRegion[count];
         List<CompletableFuture<Object>> accepted = new ArrayList<>(count);
         try {
-            // Each request is taken, given its memory and receive, and accepted on the
-            // event loop's thread, where its event arrived, as ucmatose does in its
-            // event handler: no hand-off to this thread and back per connection.
+            // Each request is taken, given its memory and receive, and accepted where its
+            // event arrived, on the event loop's thread (a request already waiting is taken
+            // here), as ucmatose does in its event handler: no hand-off to this thread
+            // and back per connection.
             for (int i = 0; i < count; i++) {
                 accepted.add(acceptOne(listener, i, conns, mrs));
             }
+            long firstWait = ACCEPT_WAIT.toSeconds() + T.toSeconds() + 5; // the client may start late
             for (CompletableFuture<Object> f : accepted) {
-                f.get(T.toSeconds() + 5, TimeUnit.SECONDS);
+                f.get(firstWait, TimeUnit.SECONDS);
+                firstWait = T.toSeconds() + 5;
             }
             BitSet seen = new BitSet(count);
             for (int i = 0; i < count; i++) {
@@ -100,11 +103,13 @@ final class ScaleSessions {
         }
     }
 
-    /** Takes request {@code i}, registers its memory, posts its receive and accepts it, all on the loop thread. */
+    private static final Duration ACCEPT_WAIT = Duration.ofMinutes(5);
+
+    /** Takes request {@code i}, registers its memory, posts its receive and accepts it, where its request arrived. */
     private static CompletableFuture<Object> acceptOne(RdmaListener listener, int i, RdmaConnection[] conns,
                                                        MemoryRegion[] mrs) {
         CompletableFuture<Object> done = new CompletableFuture<>();
-        listener.acceptAsync(Duration.ofMinutes(5)).thenCompose(c -> {
+        listener.acceptAsync(ACCEPT_WAIT).thenCompose(c -> {
             if (c == null) {
                 return CompletableFuture.failedFuture(new RdmaException("no connection " + i + " within 5 minutes"));
             }

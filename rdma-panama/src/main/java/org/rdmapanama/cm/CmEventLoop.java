@@ -46,7 +46,8 @@ public final class CmEventLoop implements AutoCloseable {
 
     /**
      * A timer; {@link #cancel} only marks it: the loop skips it, and drops it
-     * once it reaches the head of the queue, without waking for it.
+     * once it reaches the head of the queue (the loop may still wake at its
+     * deadline if it went to sleep with it at the head).
      */
     static final class Timer implements Comparable<Timer> {
         final long deadline;
@@ -185,6 +186,9 @@ public final class CmEventLoop implements AutoCloseable {
         if (onLoopThread()) {
             queue(t);
             return t;
+        }
+        if (stopping) {
+            throw new IllegalStateException("the rdma_cm event loop " + name + " is closed");
         }
         newTimers.add(t);
         // The loop publishes wakesAt, then looks at newTimers; we added, then look

@@ -20,8 +20,8 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 /**
  * {@code struct rdma_cm_id}, destroyed with {@code rdma_destroy_id}. Guarded
- * (see {@link NativeResource}): every call runs between {@code enter()} and
- * {@code leave()}, and a connection's set-up and teardown take no arena.
+ * (see {@link NativeResource}): every call and read runs between
+ * {@code enter()} and {@code leave()}, and its close takes no arena handshake.
  */
 final class CmId extends NativeResource {
     private final MemorySegment key;
@@ -55,7 +55,30 @@ final class CmId extends NativeResource {
         return statusWith(call, what, rest);
     }
 
-    /** {@code id->verbs}, the device context librdmacm opened. */
+    /** What {@link #withVerbs} runs. */
+    @FunctionalInterface
+    interface VerbsUse<R> {
+        R use(MemorySegment verbs) throws RdmaException;
+    }
+
+    /**
+     * Runs {@code use} with {@code id->verbs} while this cm_id is entered:
+     * after a hot removal, destroying a device's last cm_id closes its
+     * context, so the context is safe to use only while a cm_id is held.
+     */
+    <R> R withVerbs(VerbsUse<R> use) throws RdmaException {
+        MemorySegment id = enter();
+        try {
+            return use.use(rdma_cm_id.verbs(id));
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * {@code id->verbs}, the device context librdmacm opened, for a wrapper
+     * that its owner closes before this cm_id (as a connection does).
+     */
     MemorySegment verbs() {
         MemorySegment id = enter();
         try {

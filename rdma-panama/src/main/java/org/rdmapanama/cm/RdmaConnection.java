@@ -108,14 +108,8 @@ public final class RdmaConnection implements AutoCloseable {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment attr = a.allocate(ibv_qp_init_attr.layout());
             verbs.fillQpInitAttr(attr, pd, config);
-            return verbs.createQueuePair(pd, config, attr, () -> {
-                MemorySegment pdHandle = verbs.enterPd(pd);
-                try {
-                    return id.createQp(pdHandle, attr, describe());
-                } finally {
-                    verbs.leavePd(pd);
-                }
-            }, q -> id.destroyQp());
+            return verbs.createQueuePair(pd, config, attr, pdHandle -> id.createQp(pdHandle, attr, describe()),
+                    q -> id.destroyQp());
         }
     }
 
@@ -595,6 +589,10 @@ public final class RdmaConnection implements AutoCloseable {
      * Disconnects if connected, then frees QP, CQ, PD and cm_id, in that order.
      * A wait for this connection's events (a blocking or asynchronous connect,
      * accept or awaitEvent) fails at once with {@link org.rdmapanama.ClosedResourceException}. Idempotent.
+     * If the verbs objects cannot close yet ({@link org.rdmapanama.ResourceBusyException}: a
+     * call on another thread still uses one; {@link org.rdmapanama.ResourceInUseException}),
+     * that exception is thrown, the cm_id is kept (its device context must outlive them), and
+     * a later close tries again.
      */
     @Override
     public void close() throws RdmaException {
@@ -602,6 +600,9 @@ public final class RdmaConnection implements AutoCloseable {
         synchronized (this) {
             was = state;
             if (was == State.CLOSED) {
+                if (teardownPending) {
+                    teardown();
+                }
                 return;
             }
             state = State.CLOSED;
@@ -615,18 +616,37 @@ public final class RdmaConnection implements AutoCloseable {
         }
         events.end(() -> new org.rdmapanama.ClosedResourceException(describe() + " is closed"));
         loop.unregister(id.key()); // before rdma_destroy_id: see CmEventLoop.dispatch
-        RdmaException first = null;
-        for (AutoCloseable r : new AutoCloseable[] {context, id}) {
+        teardownPending = true;
+        teardown();
+    }
+
+    /** Set while the verbs objects or the cm_id are still to be freed. */
+    private volatile boolean teardownPending;
+    /** Not the connection's monitor: a close may wait seconds for a call, and event handling must not. */
+    private final Object teardownLock = new Object();
+
+    private void teardown() throws RdmaException {
+        synchronized (teardownLock) {
+            if (!teardownPending) {
+                return;
+            }
+            RdmaException first = null;
+            // ResourceBusyException and ResourceInUseException propagate and leave the
+            // teardown pending: the context is still open, so its cm_id is kept as well.
             try {
-                r.close(); // the context closes QP, CQ and PD first
+                context.close(); // closes QP, CQ and PD first
+            } catch (RdmaException e) {
+                first = e; // the C side failed: the Java side is closed anyway
+            }
+            try {
+                id.close();
             } catch (RdmaException e) {
                 first = first == null ? e : first;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
             }
-        }
-        if (first != null) {
-            throw first;
+            teardownPending = false;
+            if (first != null) {
+                throw first;
+            }
         }
     }
 

@@ -90,14 +90,15 @@ public final class RdmaListener implements AutoCloseable {
      * Empty for a wildcard address, which listens on every device.
      */
     public java.util.Optional<org.rdmapanama.device.RdmaDevice> device() throws RdmaException {
-        java.lang.foreign.MemorySegment verbs = id.verbs();
-        if (verbs.equals(java.lang.foreign.MemorySegment.NULL)) {
-            return java.util.Optional.empty();
-        }
-        Bridge.Verbs<org.rdmapanama.DeviceContext, ?, ?, ?> bridge = Bridge.verbs();
-        try (org.rdmapanama.DeviceContext ctx = bridge.borrowContext(verbs)) { // librdmacm's: closing only unwraps
-            return java.util.Optional.of(ctx.device());
-        }
+        return id.withVerbs(verbs -> { // the listener's cm_id held: a close waits, the context stays open
+            if (verbs.equals(java.lang.foreign.MemorySegment.NULL)) {
+                return java.util.Optional.empty();
+            }
+            Bridge.Verbs<org.rdmapanama.DeviceContext, ?, ?, ?> bridge = Bridge.verbs();
+            try (org.rdmapanama.DeviceContext ctx = bridge.borrowContext(verbs)) { // librdmacm's: closing only unwraps
+                return java.util.Optional.of(ctx.device());
+            }
+        });
     }
 
     private CmEventLoop.Target target() {

@@ -18,11 +18,6 @@ public final class Bridge {
 
     /** Implemented in {@code org.rdmapanama}; registered from a static initializer there. */
     public interface Verbs<C, P, Q, K> {
-        /** The PD's handle for a call; {@link #leavePd} in a finally (the PD's close waits for it). */
-        MemorySegment enterPd(P pd);
-
-        void leavePd(P pd);
-
         /** A context librdmacm owns, wrapped without taking ownership. */
         C borrowContext(MemorySegment ibvContext) throws RdmaException;
 
@@ -38,8 +33,8 @@ public final class Bridge {
     }
 
     public interface QpMaker {
-        /** Creates the QP and returns its {@code ibv_qp*}. */
-        MemorySegment make() throws RdmaException;
+        /** Creates the QP in the PD {@code pd} (its handle) and returns its {@code ibv_qp*}. */
+        MemorySegment make(MemorySegment pd) throws RdmaException;
     }
 
     public interface Destroyer {
