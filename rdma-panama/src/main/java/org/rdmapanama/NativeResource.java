@@ -385,11 +385,7 @@ public abstract class NativeResource implements AutoCloseable {
             boolean closed = false;
             try {
                 failure = closeChildren(toClose, callWait);
-                if (arena == null) {
-                    awaitCalls(callWait);
-                } else {
-                    closeArena(callWait);
-                }
+                awaitNoCalls(callWait);
                 closed = true;
             } finally {
                 synchronized (this) {
@@ -454,34 +450,32 @@ public abstract class NativeResource implements AutoCloseable {
         return failure;
     }
 
-    private void closeArena(Duration callWait) {
+    /**
+     * Waits up to {@code callWait} for calls on other threads to end: until the
+     * arena closes (its close fails while a call uses the handle), or, guarded,
+     * until no call is counted in.
+     */
+    private void awaitNoCalls(Duration callWait) {
         long deadline = System.nanoTime() + callWait.toNanos();
         for (int attempt = 0; ; attempt++) {
-            try {
-                arena.close(); // fails while another thread is inside a call using the handle
-                return;
-            } catch (IllegalStateException busy) {
-                if (System.nanoTime() - deadline >= 0) {
-                    throw new ResourceBusyException(description + " is still in a call on another thread after "
-                            + callWait.toMillis() + " ms; not closed", busy);
+            IllegalStateException busy = null;
+            if (arena == null) {
+                if ((int) CALLS.getVolatile(this) == 0) {
+                    return;
                 }
-                // Posts and polls return in microseconds: spin briefly, then back off.
-                if (attempt < 1000) {
-                    Thread.onSpinWait();
-                } else {
-                    LockSupport.parkNanos(100_000);
+            } else {
+                try {
+                    arena.close();
+                    return;
+                } catch (IllegalStateException e) {
+                    busy = e;
                 }
             }
-        }
-    }
-
-    private void awaitCalls(Duration callWait) {
-        long deadline = System.nanoTime() + callWait.toNanos();
-        for (int attempt = 0; (int) CALLS.getVolatile(this) != 0; attempt++) {
             if (System.nanoTime() - deadline >= 0) {
                 throw new ResourceBusyException(description + " is still in a call on another thread after "
-                        + callWait.toMillis() + " ms; not closed", null);
+                        + callWait.toMillis() + " ms; not closed", busy);
             }
+            // Posts and polls return in microseconds: spin briefly, then back off.
             if (attempt < 1000) {
                 Thread.onSpinWait();
             } else {

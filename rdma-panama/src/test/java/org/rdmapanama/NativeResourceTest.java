@@ -97,9 +97,15 @@ class NativeResourceTest {
 
     private Fake create(String name, NativeResource owner, CountDownLatch entered, CountDownLatch proceed)
             throws RdmaException {
+        return make(name, owner, entered, proceed, false);
+    }
+
+    private Fake make(String name, NativeResource owner, CountDownLatch entered, CountDownLatch proceed,
+                      boolean guarded) throws RdmaException {
         MemorySegment raw = Arena.global().allocate(16, 8);
-        return NativeResource.own(raw, 16, r -> freed.add("freed by own: " + name),
-                n -> new Fake(name, n, owner, entered, proceed));
+        NativeResource.Freer freer = r -> freed.add("freed by own: " + name);
+        NativeResource.Wrapper<Fake> wrapper = n -> new Fake(name, n, owner, entered, proceed);
+        return guarded ? NativeResource.ownGuarded(raw, 16, freer, wrapper) : NativeResource.own(raw, 16, freer, wrapper);
     }
 
     @Test
@@ -262,9 +268,7 @@ class NativeResourceTest {
     }
 
     private Fake createGuarded(String name, NativeResource owner) throws RdmaException {
-        MemorySegment raw = Arena.global().allocate(16, 8);
-        return NativeResource.ownGuarded(raw, 16, r -> freed.add("freed by own: " + name),
-                n -> new Fake(name, n, owner, null, null));
+        return make(name, owner, null, null, true);
     }
 
     @Test
