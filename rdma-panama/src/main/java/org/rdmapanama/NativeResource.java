@@ -384,8 +384,15 @@ public abstract class NativeResource implements AutoCloseable {
             RdmaException failure;
             boolean closed = false;
             try {
-                failure = closeChildren(toClose, callWait);
-                awaitNoCalls(callWait);
+                if (arena == null) {
+                    // A guarded owner first waits for its calls: one of them may be making a child
+                    // that is registered already but still in opened(), which must finish first.
+                    awaitNoCalls(callWait);
+                    failure = closeChildren(toClose, callWait);
+                } else {
+                    failure = closeChildren(toClose, callWait);
+                    awaitNoCalls(callWait);
+                }
                 closed = true;
             } finally {
                 synchronized (this) {

@@ -59,6 +59,14 @@ class NativeResourceTest {
             return handle();
         }
 
+        @Override
+        protected void opened() {
+            if ("late to open".equals(name)) { // registered with its owner, not yet handed out
+                openedEntered.countDown();
+                await(openedProceed);
+            }
+        }
+
         /** A guarded call: the handle's first long is set while inside, cleared on the way out. */
         void guardedCall(long holdNanos) {
             MemorySegment h = enter();
@@ -80,6 +88,8 @@ class NativeResourceTest {
     private final java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
     private final List<Integer> insideAtDestroy = new CopyOnWriteArrayList<>();
 
+    private final CountDownLatch openedEntered = new CountDownLatch(1);
+    private final CountDownLatch openedProceed = new CountDownLatch(1);
     private final CountDownLatch slowDestroyEntered = new CountDownLatch(1);
     private final CountDownLatch slowDestroyProceed = new CountDownLatch(1);
 
@@ -378,5 +388,34 @@ class NativeResourceTest {
         assertEquals(null, closed.get());
         assertTrue(made.get() instanceof ClosedResourceException, String.valueOf(made.get()));
         assertEquals(List.of("freed by own: child", "owner"), freed);
+    }
+
+    @Test
+    void aGuardedOwnerClosesAChildOnlyAfterTheChildsMakingIsDone() throws Exception {
+        Fake owner = createGuarded("owner", null);
+        AtomicReference<Object> made = new AtomicReference<>();
+        Thread maker = Thread.ofPlatform().start(() -> {
+            try {
+                made.set(owner.ownChild(h -> Arena.global().allocate(16, 8), 16, r -> freed.add("freed by own"),
+                        n -> new Fake("late to open", n, owner, null, null), false));
+            } catch (Throwable t) {
+                made.set(t);
+            }
+        });
+        await(openedEntered);
+        Thread closer = Thread.ofPlatform().start(() -> {
+            try {
+                owner.close();
+            } catch (RdmaException e) {
+                throw new AssertionError(e);
+            }
+        });
+        Thread.sleep(100);
+        assertEquals(List.of(), freed, "a child was closed while it was still being made");
+        openedProceed.countDown();
+        maker.join();
+        closer.join();
+        assertEquals(List.of("late to open", "owner"), freed);
+        assertTrue(made.get() instanceof Fake f && f.isClosed(), String.valueOf(made.get()));
     }
 }

@@ -75,19 +75,6 @@ final class CmId extends NativeResource {
         }
     }
 
-    /**
-     * {@code id->verbs}, the device context librdmacm opened, for a wrapper
-     * that its owner closes before this cm_id (as a connection does).
-     */
-    MemorySegment verbs() {
-        MemorySegment id = enter();
-        try {
-            return rdma_cm_id.verbs(id);
-        } finally {
-            leave();
-        }
-    }
-
     /** {@code rdma_create_qp} with the PD's handle; returns {@code id->qp}. */
     MemorySegment createQp(MemorySegment pd, MemorySegment initAttr, String what) throws RdmaException {
         MemorySegment id = enter();

@@ -79,10 +79,9 @@ public final class RdmaConnection implements AutoCloseable {
         this.options = options;
         this.peer = peer;
         this.state = state;
-        boolean ok = false;
         DeviceContext ctx = null;
         try {
-            ctx = verbs().borrowContext(id.verbs());
+            ctx = id.withVerbs(v -> verbs().borrowContext(v));
             this.context = ctx;
             this.pd = ctx.allocateProtectionDomain();
             this.cq = ctx.createCompletionQueue(options.cqSize());
@@ -90,11 +89,15 @@ public final class RdmaConnection implements AutoCloseable {
                     .withSge(options.sendSge(), options.recvSge()).withInline(options.inlineData())
                     .withSignalAll(options.signalAll());
             this.qp = createQp(config);
-            ok = true;
-        } finally {
-            if (!ok && ctx != null) {
-                ctx.close();
+        } catch (Throwable t) {
+            if (ctx != null) {
+                try {
+                    ctx.close();
+                } catch (RdmaException | RuntimeException alsoFailed) {
+                    t.addSuppressed(alsoFailed);
+                }
             }
+            throw t;
         }
     }
 
@@ -597,15 +600,19 @@ public final class RdmaConnection implements AutoCloseable {
     @Override
     public void close() throws RdmaException {
         State was;
+        boolean retry;
         synchronized (this) {
             was = state;
-            if (was == State.CLOSED) {
-                if (teardownPending) {
-                    teardown();
-                }
-                return;
+            retry = was == State.CLOSED && teardownPending;
+            if (was != State.CLOSED) {
+                state = State.CLOSED;
             }
-            state = State.CLOSED;
+        }
+        if (retry) {
+            teardown(); // outside the monitor: it may wait for a call on another thread
+        }
+        if (was == State.CLOSED) {
+            return;
         }
         if (was == State.ESTABLISHED) {
             try {
@@ -642,6 +649,11 @@ public final class RdmaConnection implements AutoCloseable {
                 id.close();
             } catch (RdmaException e) {
                 first = first == null ? e : first;
+            } catch (RuntimeException e) {
+                if (first != null) {
+                    e.addSuppressed(first); // the context's failure is reported with it, not lost
+                }
+                throw e;
             }
             teardownPending = false;
             if (first != null) {

@@ -263,26 +263,43 @@ public final class RdmaListener implements AutoCloseable {
         return result;
     }
 
-    /** Stops listening; requests not taken are refused and waiting accepts fail. Idempotent. */
+    /** Set once the listener's cm_id is out of the event loop, so that destroying it is safe. */
+    private volatile boolean unregistered;
+
+    /**
+     * Stops listening; requests not taken are refused and waiting accepts fail. Idempotent;
+     * if the cm_id could not be destroyed yet (a call on it still ran), a later close tries again.
+     */
     @Override
     public void close() throws RdmaException {
         List<Object> left;
         List<CompletableFuture<Object>> failed;
+        boolean retry;
         synchronized (this) {
-            if (closed) {
-                return;
+            retry = closed;
+            if (!closed) {
+                closed = true;
+                left = new ArrayList<>(pending);
+                pending.clear();
+                failed = new ArrayList<>(waiters);
+                waiters.clear();
+            } else {
+                left = null;
+                failed = null;
             }
-            closed = true;
-            left = new ArrayList<>(pending);
-            pending.clear();
-            failed = new ArrayList<>(waiters);
-            waiters.clear();
+        }
+        if (retry) {
+            if (unregistered && !id.isClosed()) {
+                id.close(); // outside the monitor: it may wait for a call on the cm_id
+            }
+            return;
         }
         ClosedResourceException gone = new ClosedResourceException(describe() + " is closed");
         for (CompletableFuture<Object> w : failed) {
             w.completeExceptionally(gone);
         }
         loop.unregister(id.key()); // before rdma_destroy_id: see CmEventLoop.dispatch
+        unregistered = true;
         try {
             id.close();
         } finally {

@@ -13,11 +13,17 @@ public final class Cleanup {
         static final Logger LOG = LoggerFactory.getLogger(Cleanup.class);
     }
 
-    /** Closes {@code c} if not null; a failure is logged at debug and otherwise dropped. */
+    /**
+     * Closes {@code c} if not null. A checked failure (the C side's: the object
+     * is closed anyway) is logged at debug; an unchecked one (busy, still in use:
+     * the object stays open, and nobody here closes it again) at warn.
+     */
     public static void closeQuietly(AutoCloseable c) {
         if (c != null) {
             try {
                 c.close();
+            } catch (RuntimeException e) {
+                Log.LOG.warn("while cleaning up {}, left open: {}", c, e.toString());
             } catch (Exception e) {
                 Log.LOG.debug("while cleaning up {}: {}", c, e.toString());
             }
