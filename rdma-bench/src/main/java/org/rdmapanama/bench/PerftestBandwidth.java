@@ -136,8 +136,8 @@ final class PerftestBandwidth {
             return PerftestStats.bandwidth(size, clock.sampleCount, null, null, cqMod, clock.sampleStart, clock.sampleEnd,
                     o.reportGbits);
         }
-        return PerftestStats.bandwidth(size, n, tposted, tcompleted, cqMod, tposted[0], tcompleted[n - 1],
-                o.reportGbits);
+        return PerftestStats.bandwidth(size, n, o.noPeak() ? null : tposted, tcompleted, cqMod, tposted[0],
+                tcompleted[n - 1], o.reportGbits);
     }
 
     private PerftestStats.Bandwidth sendServer(int size) throws RdmaException {

@@ -80,6 +80,8 @@ final class PerftestOptions {
     int inlineSize = -1;
     int numQps = 1;
     boolean reportGbits;
+    /** {@code -N}: no peak bandwidth (see {@link #noPeak()}). */
+    boolean noPeakGiven;
     int port = DEFAULT_PORT;
     String transport;
     String atomicType;
@@ -144,6 +146,16 @@ final class PerftestOptions {
     }
 
     /** perftest's CQ moderation: every 100th WR signaled, every WR above 8 KiB (not with -a), at most tx depth. */
+    /**
+     * Whether the BW peak is left out (printed as 0), as perftest 4.5 decides:
+     * on {@code -N}, in duration mode, and for more than 20,000 iterations,
+     * since the peak's search over all posted and completed pairs grows with
+     * their square (at 150,000 iterations it took longer than the run itself here).
+     */
+    boolean noPeak() {
+        return noPeakGiven || duration != null || iters > 20_000;
+    }
+
     int cqMod() {
         int mod = DEF_CQ_MOD;
         if (size > MSG_SIZE_CQ_MOD_LIMIT && !allSizes) {
@@ -181,6 +193,7 @@ final class PerftestOptions {
                 .value(Getopt.number(0, 1 << 16, b -> o.inlineSize = b), "-I", "--inline_size")
                 .value(Getopt.number(1, 65536, q -> o.numQps = q), "-q", "--qp")
                 .flag(() -> o.reportGbits = true, "--report_gbits")
+                .flag(() -> o.noPeakGiven = true, "-N", "--noPeak")
                 .value(Getopt.number(CliArgs.PORT_MIN, CliArgs.PORT_MAX, p -> o.port = p), "-p", "--port")
                 .value((typed, v) -> o.transport = transport(typed, v), "--transport")
                 .value((typed, v) -> o.atomicType = v, "-A", "--atomic_type")
@@ -191,6 +204,9 @@ final class PerftestOptions {
                 .parse(args);
         if (o.help) {
             return null;
+        }
+        if (o.noPeakGiven && !test.bw) {
+            throw new IllegalArgumentException("option -N: NoPeak only valid for BW tests"); // perftest's words
         }
         if (o.numQps != 1) {
             throw new IllegalArgumentException("option -q: only 1 QP is supported, got " + o.numQps);
@@ -291,6 +307,7 @@ final class PerftestOptions {
         }
         if (test.bw) {
             s.println("      --report_gbits        Report Max/Average BW of test in Gbit/sec (instead of MB/sec)");
+            s.println("  -N, --noPeak              Cancel peak-bw calculation (default with peak up to iters=20000)");
         }
         s.println("      --transport=<t>       iwarp, rocev2 or ib (default: RDMA_TRANSPORT, else any)");
     }

@@ -89,6 +89,16 @@ class PerftestCliTest {
         o = parse(PerftestOptions.Test.WRITE_LAT, "-D", "10");
         assertEquals(10, o.duration);
 
+        // perftest 4.5's peak rule: computed up to 20,000 iterations, unless -N or duration mode
+        assertFalse(parse(PerftestOptions.Test.WRITE_BW, "-n", "20000").noPeak());
+        assertTrue(parse(PerftestOptions.Test.WRITE_BW, "-n", "20001").noPeak());
+        assertTrue(parse(PerftestOptions.Test.WRITE_BW, "-N").noPeak());
+        assertTrue(parse(PerftestOptions.Test.SEND_BW, "--noPeak", "-n", "100").noPeak());
+        assertTrue(parse(PerftestOptions.Test.WRITE_BW, "-D", "10").noPeak());
+        IllegalArgumentException latency = assertThrows(IllegalArgumentException.class,
+                () -> parse(PerftestOptions.Test.WRITE_LAT, "-N"));
+        assertTrue(latency.getMessage().contains("NoPeak only valid for BW tests"), latency.getMessage());
+
         assertNull(parse(PerftestOptions.Test.WRITE_LAT, "-h"));
     }
 
