@@ -8,7 +8,6 @@ import org.rdmapanama.QueuePairConfig;
 import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_qp_init_attr;
-import org.rdmapanama.ffi.rdma_cm_id;
 import org.rdmapanama.ffi.rdma_conn_param;
 import org.rdmapanama.internal.Bridge;
 import org.rdmapanama.internal.Cleanup;
