@@ -155,15 +155,7 @@ public abstract class NativeResource implements AutoCloseable {
      */
     protected final <T extends NativeResource> T ownChild(Maker make, long size, Freer freer, Wrapper<T> wrapper,
             boolean guarded) throws RdmaException {
-        boolean entered = arena == null;
-        MemorySegment h = entered ? enter() : handle;
-        try {
-            return own(new Native(make.make(h), size, guarded), freer, wrapper);
-        } finally {
-            if (entered) {
-                leave();
-            }
-        }
+        return withHandle(h -> own(new Native(make.make(h), size, guarded), freer, wrapper));
     }
 
     private static <T extends NativeResource> T own(Native n, Freer freer, Wrapper<T> wrapper) throws RdmaException {
@@ -269,24 +261,37 @@ public abstract class NativeResource implements AutoCloseable {
         CALLS.getAndAdd(this, -1);
     }
 
-    /** {@code call} with this resource's handle as its first argument, returning a status; a close waits for it. */
-    protected final int statusWith(NativeCall call, String what, Object... rest) throws RdmaException {
-        Object[] args = withHandleFirst(rest);
+    /** What {@link #withHandle} runs. */
+    @FunctionalInterface
+    protected interface HandleUse<R> {
+        R use(MemorySegment handle) throws RdmaException;
+    }
+
+    /**
+     * Runs {@code use} with this resource's handle: a guarded resource stays
+     * entered until {@code use} returns, so a close waits for it; an
+     * arena-owned one is guarded by the downcalls that pass its handle.
+     */
+    protected final <R> R withHandle(HandleUse<R> use) throws RdmaException {
+        if (arena != null) {
+            return use.use(handle);
+        }
+        MemorySegment h = enter();
         try {
-            return call.status(what, args);
+            return use.use(h);
         } finally {
-            if (arena == null) {
-                leave();
-            }
+            leave();
         }
     }
 
-    /** The arguments with the handle first; for a guarded resource, entered (the caller leaves). */
-    private Object[] withHandleFirst(Object[] rest) {
-        Object[] args = new Object[rest.length + 1];
-        System.arraycopy(rest, 0, args, 1, rest.length);
-        args[0] = arena == null ? enter() : handle;
-        return args;
+    /** {@code call} with this resource's handle as its first argument, returning a status; a close waits for it. */
+    protected final int statusWith(NativeCall call, String what, Object... rest) throws RdmaException {
+        return withHandle(h -> {
+            Object[] args = new Object[rest.length + 1];
+            args[0] = h;
+            System.arraycopy(rest, 0, args, 1, rest.length);
+            return call.status(what, args);
+        });
     }
 
     protected final String description() {

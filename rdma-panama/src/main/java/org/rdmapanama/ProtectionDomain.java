@@ -23,7 +23,6 @@ public final class ProtectionDomain extends NativeResource {
         return context;
     }
 
-
     /**
      * Registers the caller's native memory, zero-copy: the segment is the
      * buffer the device reads and writes. The caller keeps it alive for as

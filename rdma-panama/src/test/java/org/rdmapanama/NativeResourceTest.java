@@ -88,6 +88,35 @@ class NativeResourceTest {
     private final java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
     private final List<Integer> insideAtDestroy = new CopyOnWriteArrayList<>();
 
+    /** Runs {@code body} on a new thread; {@code outcome} gets what it returned, or what it threw. */
+    private static Thread inThread(java.util.concurrent.Callable<?> body, AtomicReference<Object> outcome) {
+        return Thread.ofPlatform().start(() -> {
+            try {
+                outcome.set(body.call());
+            } catch (Throwable t) {
+                outcome.set(t);
+            }
+        });
+    }
+
+    /**
+     * Closes {@code owner} on another thread while {@code maker} holds it: nothing may be
+     * freed until {@code release} lets the maker go; then the close must return.
+     */
+    private void closeMustWaitFor(Fake owner, Thread maker, CountDownLatch release, String why) throws Exception {
+        AtomicReference<Object> closed = new AtomicReference<>();
+        Thread closer = inThread(() -> {
+            owner.close();
+            return null;
+        }, closed);
+        Thread.sleep(100);
+        assertEquals(List.of(), freed, why);
+        release.countDown();
+        maker.join();
+        closer.join();
+        assertEquals(null, closed.get());
+    }
+
     private final CountDownLatch openedEntered = new CountDownLatch(1);
     private final CountDownLatch openedProceed = new CountDownLatch(1);
     private final CountDownLatch slowDestroyEntered = new CountDownLatch(1);
@@ -166,14 +195,11 @@ class NativeResourceTest {
     void aChildCannotBeAddedWhileItsOwnerIsClosing() throws Exception {
         Fake parent = create("parent", null);
         create("slow child", parent);
-        AtomicReference<Throwable> closeFailed = new AtomicReference<>();
-        Thread closer = Thread.ofPlatform().start(() -> {
-            try {
-                parent.close();
-            } catch (Throwable t) {
-                closeFailed.set(t);
-            }
-        });
+        AtomicReference<Object> closeFailed = new AtomicReference<>();
+        Thread closer = inThread(() -> {
+            parent.close();
+            return null;
+        }, closeFailed);
         await(slowDestroyEntered); // the parent has taken its list of children and is closing them
         ClosedResourceException e = assertThrows(ClosedResourceException.class, () -> create("late", parent));
         assertTrue(e.getMessage().contains("is closing"), e.getMessage());
@@ -189,14 +215,8 @@ class NativeResourceTest {
         Fake parent = create("parent", null);
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
-        AtomicReference<Throwable> creation = new AtomicReference<>();
-        Thread creator = Thread.ofPlatform().start(() -> {
-            try {
-                create("child", parent, entered, proceed);
-            } catch (Throwable t) {
-                creation.set(t);
-            }
-        });
+        AtomicReference<Object> creation = new AtomicReference<>();
+        Thread creator = inThread(() -> create("child", parent, entered, proceed), creation);
         await(entered);
         parent.close(); // must not destroy an object whose constructor has not finished
         assertEquals(List.of("parent"), freed);
@@ -358,34 +378,14 @@ class NativeResourceTest {
         Fake owner = createGuarded("owner", null);
         CountDownLatch making = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
-        AtomicReference<Throwable> made = new AtomicReference<>();
-        AtomicReference<Throwable> closed = new AtomicReference<>();
-        Thread maker = Thread.ofPlatform().start(() -> {
-            try {
-                owner.ownChild(h -> {
-                    making.countDown();
-                    await(proceed);
-                    return Arena.global().allocate(16, 8);
-                }, 16, r -> freed.add("freed by own: child"), n -> new Fake("child", n, owner, null, null), false);
-                made.set(new AssertionError("the child was registered with a closing owner"));
-            } catch (Throwable t) {
-                made.set(t);
-            }
-        });
+        AtomicReference<Object> made = new AtomicReference<>(); // a Fake here: registered with a closing owner
+        Thread maker = inThread(() -> owner.ownChild(h -> {
+            making.countDown();
+            await(proceed);
+            return Arena.global().allocate(16, 8);
+        }, 16, r -> freed.add("freed by own: child"), n -> new Fake("child", n, owner, null, null), false), made);
         await(making);
-        Thread closer = Thread.ofPlatform().start(() -> {
-            try {
-                owner.close();
-            } catch (Throwable t) {
-                closed.set(t);
-            }
-        });
-        Thread.sleep(100);
-        assertEquals(List.of(), freed, "the owner was freed while a child was being made on it");
-        proceed.countDown();
-        maker.join();
-        closer.join();
-        assertEquals(null, closed.get());
+        closeMustWaitFor(owner, maker, proceed, "the owner was freed while a child was being made on it");
         assertTrue(made.get() instanceof ClosedResourceException, String.valueOf(made.get()));
         assertEquals(List.of("freed by own: child", "owner"), freed);
     }
@@ -394,27 +394,10 @@ class NativeResourceTest {
     void aGuardedOwnerClosesAChildOnlyAfterTheChildsMakingIsDone() throws Exception {
         Fake owner = createGuarded("owner", null);
         AtomicReference<Object> made = new AtomicReference<>();
-        Thread maker = Thread.ofPlatform().start(() -> {
-            try {
-                made.set(owner.ownChild(h -> Arena.global().allocate(16, 8), 16, r -> freed.add("freed by own"),
-                        n -> new Fake("late to open", n, owner, null, null), false));
-            } catch (Throwable t) {
-                made.set(t);
-            }
-        });
+        Thread maker = inThread(() -> owner.ownChild(h -> Arena.global().allocate(16, 8), 16,
+                r -> freed.add("freed by own"), n -> new Fake("late to open", n, owner, null, null), false), made);
         await(openedEntered);
-        Thread closer = Thread.ofPlatform().start(() -> {
-            try {
-                owner.close();
-            } catch (RdmaException e) {
-                throw new AssertionError(e);
-            }
-        });
-        Thread.sleep(100);
-        assertEquals(List.of(), freed, "a child was closed while it was still being made");
-        openedProceed.countDown();
-        maker.join();
-        closer.join();
+        closeMustWaitFor(owner, maker, openedProceed, "a child was closed while it was still being made");
         assertEquals(List.of("late to open", "owner"), freed);
         assertTrue(made.get() instanceof Fake f && f.isClosed(), String.valueOf(made.get()));
     }

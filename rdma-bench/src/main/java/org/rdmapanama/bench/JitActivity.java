@@ -5,6 +5,7 @@ import java.nio.file.DirectoryIteratorException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.ToLongFunction;
 
 /**
  * How much work the JIT has done so far, so that a warm-up can run until the
@@ -69,26 +70,7 @@ final class JitActivity {
 
     /** utime + stime of the threads HotSpot names "C1/C2 CompilerThre…", or -1 if /proc cannot say. */
     static long compilerThreadTicks() {
-        long sum = 0;
-        boolean any = false;
-        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(TASKS)) {
-            for (Path task : tasks) {
-                String stat;
-                try {
-                    stat = Files.readString(task.resolve("stat"));
-                } catch (IOException gone) {
-                    continue; // the thread ended between the listing and the read
-                }
-                long ticks = compilerTicks(stat);
-                if (ticks >= 0) {
-                    sum += ticks;
-                    any = true;
-                }
-            }
-        } catch (IOException | DirectoryIteratorException | SecurityException e) {
-            return -1;
-        }
-        return any ? sum : -1;
+        return sumOverThreads("stat", JitActivity::compilerTicks);
     }
 
     /**
@@ -98,23 +80,42 @@ final class JitActivity {
      * between threads costs and a single-threaded C program does not.
      */
     static long contextSwitches() {
-        long sum = 0;
-        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(TASKS)) {
-            for (Path task : tasks) {
-                try {
-                    for (String line : Files.readAllLines(task.resolve("status"))) {
-                        if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:")) {
-                            sum += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
-                        }
-                    }
-                } catch (IOException gone) {
-                    // the thread ended between the listing and the read
-                }
-            }
-        } catch (IOException | DirectoryIteratorException | SecurityException | NumberFormatException e) {
+        try {
+            return sumOverThreads("status", status -> status.lines()
+                    .filter(l -> l.startsWith("voluntary_ctxt_switches:") || l.startsWith("nonvoluntary_ctxt_switches:"))
+                    .mapToLong(l -> Long.parseLong(l.substring(l.indexOf(':') + 1).trim()))
+                    .sum());
+        } catch (NumberFormatException e) {
             return -1;
         }
-        return sum;
+    }
+
+    /**
+     * The sum of {@code value} over the file {@code name} of each of the process's live threads
+     * ({@code /proc/self/task/}*{@code /name}); a thread that ends between the listing and the
+     * read, or whose value is negative, does not count. -1 if /proc cannot say, or no thread counted.
+     */
+    private static long sumOverThreads(String name, ToLongFunction<String> value) {
+        long sum = 0;
+        boolean any = false;
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(TASKS)) {
+            for (Path task : tasks) {
+                String text;
+                try {
+                    text = Files.readString(task.resolve(name));
+                } catch (IOException gone) {
+                    continue;
+                }
+                long v = value.applyAsLong(text);
+                if (v >= 0) {
+                    sum += v;
+                    any = true;
+                }
+            }
+        } catch (IOException | DirectoryIteratorException | SecurityException e) {
+            return -1;
+        }
+        return any ? sum : -1;
     }
 
     /** From one {@code /proc/.../stat} line: utime + stime if the thread is a JIT compiler thread, else -1. */

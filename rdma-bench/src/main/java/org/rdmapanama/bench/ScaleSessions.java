@@ -299,8 +299,7 @@ final class ScaleSessions {
             return c.connectAsync(new byte[0], T);
         }).whenComplete((c, e) -> {
             if (e != null) {
-                Throwable why = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
-                        ? e.getCause() : e;
+                Throwable why = unwrap(e);
                 done.completeExceptionally(new RdmaException("connection " + i + ": " + why.getMessage(), why));
             } else {
                 connect[i] = System.nanoTime() - t0 - resolve[i];

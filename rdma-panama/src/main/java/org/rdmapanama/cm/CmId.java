@@ -55,7 +55,7 @@ final class CmId extends NativeResource {
         return statusWith(call, what, rest);
     }
 
-    /** What {@link #withVerbs} runs. */
+    /** What {@link #withVerbs} runs (the connection layer cannot name NativeResource's own). */
     @FunctionalInterface
     interface VerbsUse<R> {
         R use(MemorySegment verbs) throws RdmaException;
@@ -67,33 +67,23 @@ final class CmId extends NativeResource {
      * context, so the context is safe to use only while a cm_id is held.
      */
     <R> R withVerbs(VerbsUse<R> use) throws RdmaException {
-        MemorySegment id = enter();
-        try {
-            return use.use(rdma_cm_id.verbs(id));
-        } finally {
-            leave();
-        }
+        return withHandle(id -> use.use(rdma_cm_id.verbs(id)));
     }
 
     /** {@code rdma_create_qp} with the PD's handle; returns {@code id->qp}. */
     MemorySegment createQp(MemorySegment pd, MemorySegment initAttr, String what) throws RdmaException {
-        MemorySegment id = enter();
-        try {
+        return withHandle(id -> {
             Cm.CREATE_QP.status(what, id, pd, initAttr);
             return rdma_cm_id.qp(id);
-        } finally {
-            leave();
-        }
+        });
     }
 
     /** {@code rdma_destroy_qp}, which also clears {@code id->qp}, which rdma_cm reads. */
-    void destroyQp() {
-        MemorySegment id = enter();
-        try {
+    void destroyQp() throws RdmaException {
+        withHandle(id -> {
             Cm.destroyQp(id);
-        } finally {
-            leave();
-        }
+            return null;
+        });
     }
 
     /** A {@code struct sockaddr_in} or {@code sockaddr_in6} for {@code address}, in {@code arena}. */
