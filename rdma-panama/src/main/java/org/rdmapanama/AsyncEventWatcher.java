@@ -47,6 +47,9 @@ final class AsyncEventWatcher {
     private int users; // guarded by the class
     private boolean pinned; // guarded by the class
     private boolean stopped; // guarded by this: set before the context may be closed
+    /** Signalled on stop, so the thread can wait on the async fd with no timeout; closed by the thread, under this. */
+    private final int wakeFd;
+    private boolean wakeClosed; // guarded by this
     private volatile long portEvents; // written by the watcher's thread only
 
     private AsyncEventWatcher(MemorySegment context, String device) throws RdmaException {
@@ -56,6 +59,9 @@ final class AsyncEventWatcher {
         this.fd = ibv_context.async_fd(context);
         // Events are read while holding the monitor that close() takes: a blocking read would hang a close.
         Posix.setNonBlocking(fd, "the async event fd of " + device);
+        // An idle watcher sleeps until an event or its stop: no periodic wake-up takes the vCPU of a
+        // busy-polling data path (a JVM shares one vCPU in the lab).
+        this.wakeFd = Posix.eventFd("the async event watcher of " + device);
     }
 
     /**
@@ -86,6 +92,9 @@ final class AsyncEventWatcher {
             retire();
             synchronized (this) { // waits for an event being handled right now
                 stopped = true;
+                if (!wakeClosed) {
+                    Posix.signal(wakeFd);
+                }
             }
         }
     }
@@ -125,15 +134,17 @@ final class AsyncEventWatcher {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment event = arena.allocate(ibv_async_event.layout());
             while (!isStopped()) {
-                int ready = Posix.pollIn(fd, Posix.SLICE_MILLIS);
-                if (ready < 0) {
-                    if (isStopped()) {
-                        return; // the context closed under the poll: expected, not a failure
-                    }
-                    Log.LOG.warn("{}; no longer watching", Errno.message("poll", "the async event fd of " + device, -ready));
+                // The stop signal stays readable once written: a poll that starts after the stop returns at once.
+                int ready = Posix.pollBoth(fd, wakeFd, -1);
+                if (isStopped()) {
+                    return; // woken to stop, or the context closed under the poll: expected, not a failure
+                }
+                if (ready < 0 || (ready & Posix.FIRST_FAILED) != 0) {
+                    Log.LOG.warn("{}; no longer watching", Errno.message("poll", "the async event fd of " + device,
+                            ready < 0 ? -ready : Errno.EIO));
                     return;
                 }
-                if (ready > 0 && !drain(event)) {
+                if ((ready & Posix.FIRST_READABLE) != 0 && !drain(event)) {
                     return;
                 }
             }
@@ -141,6 +152,10 @@ final class AsyncEventWatcher {
             Log.LOG.error("{}: the async event watcher failed; events are no longer read", device, e);
         } finally {
             retire();
+            synchronized (this) {
+                wakeClosed = true;
+                Posix.closeFd(wakeFd);
+            }
         }
     }
 
