@@ -74,7 +74,12 @@ final class AsyncEventWatcher {
             AsyncEventWatcher w = BY_CONTEXT.get(context.address());
             if (w == null) {
                 w = new AsyncEventWatcher(context.reinterpret(ibv_context.sizeof()), device);
-                Thread.ofPlatform().daemon().name("rdma-async-events-" + device).start(w::run);
+                try {
+                    Thread.ofPlatform().daemon().name("rdma-async-events-" + device).start(w::run);
+                } catch (RuntimeException | Error e) {
+                    Posix.closeFd(w.wakeFd); // its thread would have closed it
+                    throw e;
+                }
                 BY_CONTEXT.put(w.address, w); // only once its thread runs
             }
             w.pinned |= pinned;

@@ -89,9 +89,10 @@ final class PerftestCommand {
             if (link.warmup()) {
                 warmUp(sizes); // against native perftest it ran before our QP existed (PerftestLoopback)
             } else if (o.duration != null && o.warmupMaxSeconds > 0 && PerftestLoopback.role(o.test, link.server) != null) {
-                // A duration run has no unreported rounds: say so rather than let a cold figure pass for a warm one.
-                err.println(o.who() + ": -D runs without the warm-up, so the JIT compiles during the timed run "
-                        + "and its figure is a cold one; compare with native perftest using -n");
+                // A duration run has only perftest's 2 s margin, no rounds until the JIT is idle: say so rather
+                // than let a figure taken while C2 still compiles pass for a warm one.
+                err.println(o.who() + ": -D runs only perftest's 2 s margin, not the warm-up until the JIT is idle, "
+                        + "so the JIT may still compile during the measured time; compare with -n");
             }
             // The column header comes after the warm-up's stderr line, right above its rows, as perftest's.
             boolean rows = PerftestHeader.printsRows(o);
