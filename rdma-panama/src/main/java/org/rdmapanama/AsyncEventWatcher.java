@@ -138,8 +138,9 @@ final class AsyncEventWatcher {
     private void run() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment event = arena.allocate(ibv_async_event.layout());
-            while (!isStopped()) {
-                // The stop signal stays readable once written: a poll that starts after the stop returns at once.
+            for (;;) {
+                // The stop signal stays readable once written: a poll that starts after the stop returns at
+                // once, so the check after it is the only one needed.
                 int ready = Posix.pollBoth(fd, wakeFd, -1);
                 if (isStopped()) {
                     return; // woken to stop, or the context closed under the poll: expected, not a failure

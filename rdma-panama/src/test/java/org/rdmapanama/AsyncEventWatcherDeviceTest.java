@@ -34,7 +34,7 @@ class AsyncEventWatcherDeviceTest {
         // Other tests' rdma_cm contexts keep theirs (librdmacm keeps those contexts open), and an
         // earlier owned context's watcher may still be ending: only the new one counts.
         List<Path> others = watcherTasks();
-        long fdsBefore = openFds();
+        long fdsBefore = NativeHeap.openFds();
         Path task;
         try (DeviceContext ctx = LabDevices.open(transport)) {
             ctx.createCompletionQueue(16); // something it would report on
@@ -51,8 +51,8 @@ class AsyncEventWatcherDeviceTest {
         }
         assertFalse(Files.exists(task), "the watcher thread outlived its context by 2 s");
         // Earlier watchers ending meanwhile can only close fds, never open one.
-        assertTrue(openFds() <= fdsBefore, "fds left open by the context and its watcher: "
-                + fdsBefore + " before, " + openFds() + " after");
+        assertTrue(NativeHeap.openFds() <= fdsBefore, "fds left open by the context and its watcher: "
+                + fdsBefore + " before, " + NativeHeap.openFds() + " after");
     }
 
     /** The new watcher thread, once it sleeps in poll(2) (7) or ppoll(2) (271): its start-up is not a wake. */
@@ -102,11 +102,5 @@ class AsyncEventWatcherDeviceTest {
             }
         }
         return n;
-    }
-
-    private static long openFds() throws IOException {
-        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
-            return fds.count();
-        }
     }
 }
