@@ -258,7 +258,7 @@ final class PerftestOptions {
             }
         }
         if (iters == 0) {
-            iters = 1000; // perftest's DEF_ITERS (write_bw's 5000 only matters with its cycle buffer)
+            iters = defaultIters(test); // as perftest's, so default runs on both ends measure the same count
         }
         if (!txDepthGiven) {
             txDepth = test.bw ? 128 : 1;
@@ -269,6 +269,11 @@ final class PerftestOptions {
         if (duration == null && txDepth > iters) {
             txDepth = iters; // perftest: tx depth at most -n
         }
+    }
+
+    /** perftest 4.5's DEF_ITERS, and DEF_ITERS_WB for write_bw. */
+    static int defaultIters(Test test) {
+        return test.bw && test.verb == Verb.WRITE ? 5000 : 1000;
     }
 
     private static String transport(String typed, String v) {
@@ -294,7 +299,8 @@ final class PerftestOptions {
         s.println("      --warmup=<sec>        Repeat the run unreported until the JIT is idle, at most <sec> (default 60)");
         s.println("  -i, --ib-port=<port>      Use port <port> of IB device (default 1)");
         s.println("  -I, --inline_size=<size>  Max size of message to be sent in inline (default 0)");
-        s.println("  -n, --iters=<iters>       Number of exchanges (at least " + MIN_ITERS + ", default 1000)");
+        s.println("  -n, --iters=<iters>       Number of exchanges (at least " + MIN_ITERS + ", default "
+                + defaultIters(test) + ")");
         s.println("  -p, --port=<port>         Listen on/connect to port <port> (default " + DEFAULT_PORT + ")");
         s.println("  -q, --qp=<num of qp's>    Num of qp's (only 1 is supported)");
         s.println("  -R, --rdma_cm             Connect QPs with rdma_cm and run test on those QPs (needed for iWARP)");

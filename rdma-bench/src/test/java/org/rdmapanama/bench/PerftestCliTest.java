@@ -28,7 +28,11 @@ class PerftestCliTest {
         assertEquals(18515, o.port);
         assertEquals(0, o.inline());
 
+        assertEquals(5000, parse(PerftestOptions.Test.WRITE_BW).iters, "perftest's DEF_ITERS_WB");
+        assertEquals(1000, parse(PerftestOptions.Test.READ_BW).iters);
+
         o = parse(PerftestOptions.Test.SEND_BW, "10.0.0.1");
+        assertEquals(1000, o.iters);
         assertEquals("10.0.0.1", o.server);
         assertEquals(65536, o.size);
         assertEquals(128, o.txDepth);
