@@ -273,7 +273,7 @@ final class PerftestOptions {
 
     /** perftest 4.5's DEF_ITERS, and DEF_ITERS_WB for write_bw. */
     static int defaultIters(Test test) {
-        return test.bw && test.verb == Verb.WRITE ? 5000 : 1000;
+        return test == Test.WRITE_BW ? 5000 : 1000;
     }
 
     private static String transport(String typed, String v) {
