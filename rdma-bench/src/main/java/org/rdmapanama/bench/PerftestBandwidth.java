@@ -10,7 +10,8 @@ import org.rdmapanama.bench.PerftestOptions.Verb;
 
 /**
  * perftest's bandwidth loops: the client keeps up to {@code -t} WRs in flight
- * with every {@code cqMod}-th signaled; a send_bw server counts receives and
+ * on each of its {@code -q} QPs, posting to each in turn, with every
+ * {@code cqMod}-th of a QP's signaled; a send_bw server counts receives and
  * keeps them posted (and, on iWARP, which has no RNR retry, writes credits
  * back). write_bw and read_bw servers are passive and print the row the
  * client reports through the control area. Nothing here allocates.
@@ -24,10 +25,13 @@ final class PerftestBandwidth {
     private final DurationClock clock = new DurationClock();
     private final boolean server;
     private final boolean needsCredits; // no RNR retry: a Send must never find its peer without a receive
-    private final ConfinedPoster qp; // the run thread's: no arena acquire per post
-    private final MemoryRegion mr;
-    private final SendRequest data;
-    private final PerftestWire peer;
+    private final ConfinedPoster[] qps; // the run thread's: no arena acquire per post
+    private final MemoryRegion[] mrs;
+    private final SendRequest[] datas;
+    private final long[] peerAddress;
+    private final int[] peerRkey;
+    /** WRs posted on each QP in this size's run (perftest's scnt[]). */
+    private final long[] scnt;
     private final long[] tposted;
     private final boolean nativePeer;
     /** A client's figures for its last size, for a native server (write_bw, read_bw). */
@@ -44,10 +48,12 @@ final class PerftestBandwidth {
         this.server = link.server;
         this.nativePeer = link.nativePeer;
         this.needsCredits = !link.ctx.transport().retriesReceiverNotReady();
-        this.qp = link.poster;
-        this.mr = link.mr;
-        this.data = link.data;
-        this.peer = link.peer;
+        this.qps = link.posters;
+        this.mrs = link.mrs;
+        this.datas = link.datas;
+        this.peerAddress = link.peerAddress;
+        this.peerRkey = link.peerRkey;
+        this.scnt = new long[qps.length];
         this.tposted = tposted;
     }
 
@@ -75,7 +81,9 @@ final class PerftestBandwidth {
     }
 
     private PerftestStats.Bandwidth client(int size) throws RdmaException {
-        int n = o.iters;
+        int n = o.iters; // per QP, as perftest's -n
+        int qn = qps.length;
+        long total = (long) n * qn;
         boolean duration = o.duration != null;
         int tx = o.txDepth;
         int cqMod = o.cqMod();
@@ -87,36 +95,49 @@ final class PerftestBandwidth {
             case READ -> Opcode.RDMA_READ;
             default -> Opcode.RDMA_WRITE;
         };
-        data.inline(0, false).opcode(0, op).signaled(0, true).sge(mr, 0, size);
-        if (op != Opcode.SEND) {
-            data.remote(0, peer.address(), peer.rkey());
+        for (int q = 0; q < qn; q++) {
+            SendRequest data = datas[q];
+            data.inline(0, false).opcode(0, op).signaled(0, true).sge(mrs[q], 0, size);
+            if (op != Opcode.SEND) {
+                data.remote(0, peerAddress[q], peerRkey[q]);
+            }
+            data.inline(0, op != Opcode.RDMA_READ && size <= o.inline());
         }
-        data.inline(0, op != Opcode.RDMA_READ && size <= o.inline());
         done.recordCompletions = !duration;
         if (duration) {
             clock.start(o.duration);
         }
-        long scnt = 0;
+        java.util.Arrays.fill(scnt, 0);
+        long totscnt = 0;
+        long[] ccnt = done.ccnt;
         if (credits) {
             control.startSending();
         }
         long lastProgress = System.nanoTime();
         long lastDone = 0;
-        while (duration || done.dataDone < n) {
-            while ((duration || scnt < n) && scnt - done.dataDone < tx
-                    && (!credits || control.creditAllows(scnt, done.totalSent, rxDepth))) {
-                // perftest's moderation: every cqMod-th WR and the last one ask for a completion.
-                data.signaled(0, scnt % cqMod == cqMod - 1 || (!duration && scnt == n - 1));
-                data.wrId(0, scnt);
-                long now = System.nanoTime();
-                if (!duration) {
-                    tposted[(int) scnt] = now;
-                } else if (clock.ended(now, done.dataDone)) {
-                    break;
+        while (duration || done.dataDone < total) {
+            // perftest's: each QP in turn gets as many WRs as its window takes, then one poll for all.
+            for (int q = 0; q < qn; q++) {
+                SendRequest data = datas[q];
+                ConfinedPoster qp = qps[q];
+                long s = scnt[q];
+                while ((duration || s < n) && s - ccnt[q] < tx
+                        && (!credits || control.creditAllows(s, done.totalSent, rxDepth))) {
+                    // perftest's moderation: every cqMod-th WR of a QP and its last one ask for a completion.
+                    data.signaled(0, s % cqMod == cqMod - 1 || (!duration && s == n - 1));
+                    data.wrId(0, PerftestCompletions.dataId(q, s));
+                    long now = System.nanoTime();
+                    if (!duration) {
+                        tposted[(int) totscnt] = now;
+                    } else if (clock.ended(now, done.dataDone)) {
+                        break;
+                    }
+                    qp.postSend(data);
+                    s++;
+                    totscnt++;
+                    done.totalSent++;
                 }
-                qp.postSend(data);
-                scnt++;
-                done.totalSent++;
+                scnt[q] = s;
             }
             long now = System.nanoTime();
             if (duration && clock.ended(now, done.dataDone)) {
@@ -136,8 +157,9 @@ final class PerftestBandwidth {
             return PerftestStats.bandwidth(size, clock.sampleCount, null, null, cqMod, clock.sampleStart, clock.sampleEnd,
                     o.reportGbits);
         }
-        return PerftestStats.bandwidth(size, n, o.noPeak() ? null : tposted, tcompleted, cqMod, tposted[0],
-                tcompleted[n - 1], o.reportGbits);
+        // perftest's row counts the WRs of all QPs, and so do its bandwidth and message rate.
+        return PerftestStats.bandwidth(size, total, o.noPeak() ? null : tposted, tcompleted, cqMod, tposted[0],
+                tcompleted[(int) total - 1], o.reportGbits);
     }
 
     private PerftestStats.Bandwidth sendServer(int size) throws RdmaException {

@@ -76,7 +76,7 @@ final class PerftestCommand {
             this.link = link;
             this.out = out;
             this.err = err;
-            int n = o.duration == null ? o.iters : 1;
+            int n = o.duration == null ? o.iters * link.qpCount() : 1; // -q: a timestamp per WR of every QP
             long[] tposted = new long[n];
             this.done = new PerftestCompletions(link, n);
             this.control = new PerftestControl(link, done);
@@ -158,7 +158,7 @@ final class PerftestCommand {
                     link.mem.asSlice(link.slot, link.slot).fill((byte) 0);
                     control.barrier(control.phaseTimeout(size));
                 }
-                done.dataDone = 0;
+                done.startData();
                 String row = switch (o.test) {
                     case WRITE_LAT -> latency.writeLat(size);
                     case SEND_LAT -> latency.sendLat(size);

@@ -9,10 +9,11 @@ import org.rdmapanama.ReceiveRequest;
 import java.time.Duration;
 
 /**
- * The completion accounting of a run, from one CQ: receives, data WRs (their
- * wr_id is their index, so the last completion tells how many are done),
- * control and credit writes, and the receive ring kept posted for Send tests.
- * The loops read the counters directly; only {@link #poll} moves them.
+ * The completion accounting of a run, from its CQ (with {@code -R -q N}, its N
+ * CQs): receives, data WRs (their wr_id is their QP and their index on it, and
+ * a QP completes in order, so the last completion tells how many of that QP's
+ * are done), control and credit writes, and the receive ring kept posted for
+ * Send tests. The loops read the counters directly; only {@link #poll} moves them.
  */
 final class PerftestCompletions {
     /** A data loop that sees no progress this long gives up: the peer is gone. */
@@ -20,6 +21,9 @@ final class PerftestCompletions {
 
     private final ConfinedPoller cq; // the run thread's, as is the poster: no arena acquire per call
     private final CompletionBatch batch;
+    /** The CQs after the first ({@code -R -q N}: a CQ per connection); empty otherwise. */
+    private final ConfinedPoller[] moreCqs;
+    private final CompletionBatch[] moreBatches;
     private final ConfinedPoster qp;
     private final ReceiveRequest recv;
     /** When each data WR completed, while {@link #recordCompletions}. */
@@ -30,7 +34,9 @@ final class PerftestCompletions {
     long runRecvBase;
     /** When the run's first receive was polled, which may be inside the barrier. */
     long firstRecvAt;
+    /** Data WRs done, over all QPs; {@link #ccnt} per QP. Reset with {@link #startData}. */
     long dataDone;
+    final long[] ccnt;
     boolean ctrlDone;
     boolean creditInFlight;
     boolean recordCompletions;
@@ -50,6 +56,9 @@ final class PerftestCompletions {
     PerftestCompletions(PerftestLink link, int records) {
         this.cq = link.poller;
         this.batch = link.batch;
+        this.moreCqs = java.util.Arrays.copyOfRange(link.pollers, 1, link.pollers.length);
+        this.moreBatches = java.util.Arrays.copyOfRange(link.batches, 1, link.batches.length);
+        this.ccnt = new long[link.qpCount()];
         this.qp = link.poster;
         this.recv = link.recv;
         this.postedRecvs = link.postedRecvs;
@@ -58,9 +67,29 @@ final class PerftestCompletions {
         this.peer = link.peerWatch();
     }
 
-    /** One {@code ibv_poll_cq}: counts receives, data completions (by wr_id index) and control writes. */
+    /** A data WR's wr_id: its QP (-q) and its index among that QP's WRs of the run. */
+    static long dataId(int qp, long index) {
+        return (long) qp << QP_SHIFT | index;
+    }
+
+    private static final int QP_SHIFT = 40; // below the tags (bit 60 up); 2^40 WRs a QP
+    private static final long INDEX_MASK = (1L << QP_SHIFT) - 1;
+
+    /** Before a size's run: no data WR done yet on any QP. */
+    void startData() {
+        dataDone = 0;
+        java.util.Arrays.fill(ccnt, 0);
+    }
+
+    /**
+     * One {@code ibv_poll_cq} (one per CQ with {@code -R -q N}): counts receives, data completions (by wr_id)
+     * and control writes.
+     */
     int poll() throws RdmaException {
-        int n = cq.poll(batch);
+        int n = take(cq, batch);
+        for (int c = 0; c < moreCqs.length; c++) {
+            n += take(moreCqs[c], moreBatches[c]);
+        }
         if (n == 0) {
             ticked = (++idlePolls & (CLOCK_EVERY - 1)) == 0;
             if (ticked) {
@@ -70,6 +99,14 @@ final class PerftestCompletions {
             return 0;
         }
         ticked = false;
+        return n;
+    }
+
+    private int take(ConfinedPoller cq, CompletionBatch batch) throws RdmaException {
+        int n = cq.poll(batch);
+        if (n == 0) {
+            return 0;
+        }
         long now = System.nanoTime();
         for (int i = 0; i < n; i++) {
             if (!batch.isSuccess(i)) {
@@ -89,9 +126,13 @@ final class PerftestCompletions {
             } else if (id == PerftestLink.CREDIT_ID) {
                 creditInFlight = false;
             } else {
-                dataDone = id + 1;
-                if (recordCompletions && id < tcompleted.length) {
-                    tcompleted[(int) id] = now;
+                // perftest's accounting: a QP's signaled completion covers its unsignaled WRs before it.
+                int q = (int) (id >>> QP_SHIFT);
+                long c = (id & INDEX_MASK) + 1;
+                dataDone += c - ccnt[q];
+                ccnt[q] = c;
+                if (recordCompletions && dataDone > 0 && dataDone <= tcompleted.length) {
+                    tcompleted[(int) dataDone - 1] = now;
                 }
             }
         }

@@ -85,7 +85,7 @@ final class PerftestControl {
     long phaseTimeout(int size) {
         long perIter = 5_000_000L + size * 1_000L; // 5 ms + 1 MB/s under emulation
         long b = Duration.ofSeconds(60).toNanos();
-        return o.duration != null ? b + Duration.ofSeconds(o.duration).toNanos() : b + o.iters * perIter;
+        return o.duration != null ? b + Duration.ofSeconds(o.duration).toNanos() : b + (long) o.iters * o.numQps * perIter;
     }
 
     /** The peer advertised its [S, 2S) slot; its control area follows it. */

@@ -35,7 +35,7 @@ final class PerftestHeader {
         out.println(line);
         out.println("                    " + test.banner(o.fetchAndAdd));
         out.println(" Dual-port       : OFF\t\tDevice         : " + link.ctx.device().name());
-        out.println(" Number of qps   : 1\t\tTransport type : " + (link.ctx.transport() == Transport.IWARP ? "IW" : "IB"));
+        out.println(" Number of qps   : " + link.qpCount() + "\t\tTransport type : " + (link.ctx.transport() == Transport.IWARP ? "IW" : "IB"));
         out.println(" Connection type : RC\t\tUsing SRQ      : OFF");
         out.println(" PCIe relax order: OFF");
         out.println(" ibv_wr* API     : OFF");
@@ -67,9 +67,21 @@ final class PerftestHeader {
             out.println(" Please run the same command with the IB/RoCE interface IP");
         }
         out.println(line);
+        // perftest's: every QP's local address, then every QP's remote one.
         address(out, link, "local", link.mine);
+        for (int i = 1; i < link.qpCount(); i++) {
+            address(out, link, "local", withKeys(link.mine, link.keys[i]));
+        }
         address(out, link, "remote", link.peer);
+        for (int i = 1; i < link.qpCount(); i++) {
+            address(out, link, "remote", withKeys(link.peer, link.peerKeys[i]));
+        }
         out.println(line);
+    }
+
+    private static PerftestWire withKeys(PerftestWire w, PerftestKeys k) {
+        return new PerftestWire(w.test(), w.flags(), w.qps(), w.lid(), w.size(), w.iters(), k.qpn(), k.psn(), k.vaddr(),
+                k.rkey(), w.length(), w.gid());
     }
 
     private static void address(PrintStream out, PerftestLink link, String side, PerftestWire w) {

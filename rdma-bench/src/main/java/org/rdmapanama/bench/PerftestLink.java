@@ -95,6 +95,28 @@ final class PerftestLink implements AutoCloseable {
     ConfinedPoller poller;
     ConfinedPoster poster;
     CompletionBatch batch; // the CQ's own memory: nothing to close
+    /**
+     * The test's QPs ({@code -q}, perftest's num_of_qps), index 0 being {@link #qp}, which alone carries the
+     * control area and the latency tests. Each has its data request, and the region as its PD knows it (with
+     * {@code -R} every connection has its own PD, where the region is registered again). The bandwidth loop
+     * posts to each in turn, as perftest's does.
+     */
+    QueuePair[] qps;
+    ConfinedPoster[] posters;
+    SendRequest[] datas;
+    MemoryRegion[] mrs;
+    /** Where each of our QPs writes or reads on the peer, from the peer's handshake for that QP. */
+    long[] peerAddress;
+    int[] peerRkey;
+    /** Our and the peer's QP addresses, as the handshakes carried them (for the header). */
+    PerftestKeys[] keys;
+    PerftestKeys[] peerKeys;
+    /** One per CQ: one without -R, where the QPs share it; one per connection with -R. */
+    ConfinedPoller[] pollers;
+    CompletionBatch[] batches;
+    /** With -R, the test's connections after the first, one per further QP, and the region registered in their PDs. */
+    private final List<RdmaConnection> moreConnections = new ArrayList<>();
+    private final List<MemoryRegion> aliases = new ArrayList<>();
     PerftestWire mine;
     PerftestWire peer;
     int outReads;
@@ -136,6 +158,11 @@ final class PerftestLink implements AutoCloseable {
         boolean ok = false;
         try {
             l.allocate(end.protectionDomain());
+            // -q requests, all on the one loopback QP (sized for them: PerftestLoopback): the loop runs over as
+            // many QPs as the real run's, so that the JIT compiles the run's shape, not a one-QP special case.
+            l.qps = new QueuePair[l.o.numQps];
+            java.util.Arrays.fill(l.qps, l.qp);
+            l.moreRequests();
             l.bindDataPath(); // on the warm-up's thread, which runs its loops and closes it
             ok = true;
             return l;
@@ -148,9 +175,51 @@ final class PerftestLink implements AutoCloseable {
 
     /** Closes what a {@link #loopbackEnd} owns (the exchange and the connection are not its own). */
     void closeLoopbackEnd() {
+        closeMore();
         for (AutoCloseable c : new AutoCloseable[] {poster, poller, data, ctrl, credit, recv, mr}) {
             closeQuietly(c);
         }
+    }
+
+    /** The data requests of QPs 1..q-1, with the region as each one's PD knows it ({@link #mrs} is filled). */
+    private void moreRequests() throws RdmaException {
+        int n = qps.length;
+        datas = new SendRequest[n];
+        datas[0] = data;
+        if (mrs == null) {
+            mrs = new MemoryRegion[n];
+            java.util.Arrays.fill(mrs, mr);
+        }
+        for (int i = 1; i < n; i++) {
+            datas[i] = qps[i].newSendRequest(1, 1);
+        }
+    }
+
+    /** What {@link #moreRequests} and {@link #bindDataPath} made for QPs after the first; closed first. */
+    private void closeMore() {
+        if (posters != null) {
+            for (int i = 1; i < posters.length; i++) {
+                if (posters[i] != poster) {
+                    closeQuietly(posters[i]);
+                }
+            }
+        }
+        if (pollers != null) {
+            for (int i = 1; i < pollers.length; i++) {
+                closeQuietly(pollers[i]);
+            }
+        }
+        if (datas != null) {
+            for (int i = 1; i < datas.length; i++) {
+                closeQuietly(datas[i]);
+            }
+        }
+        aliases.forEach(PerftestLink::closeQuietly);
+    }
+
+    /** How many QPs the test runs: {@code -q}. */
+    int qpCount() {
+        return qps.length;
     }
 
     void connect() throws IOException, InterruptedException {
@@ -175,6 +244,22 @@ final class PerftestLink implements AutoCloseable {
         batch = cq.newBatch(16);
         poller = cq.confinedPoller();
         poster = qp.confinedPoster();
+        int n = qps.length;
+        posters = new ConfinedPoster[n];
+        posters[0] = poster;
+        for (int i = 1; i < n; i++) {
+            posters[i] = qps[i] == qp ? poster : qps[i].confinedPoster();
+        }
+        int cqs = 1 + moreConnections.size();
+        pollers = new ConfinedPoller[cqs];
+        batches = new CompletionBatch[cqs];
+        pollers[0] = poller;
+        batches[0] = batch;
+        for (int i = 1; i < cqs; i++) {
+            CompletionQueue c = moreConnections.get(i - 1).completionQueue();
+            batches[i] = c.newBatch(16);
+            pollers[i] = c.confinedPoller();
+        }
     }
 
     /** Watches for the peer going away during the run; after {@link #connect}. */
@@ -244,7 +329,7 @@ final class PerftestLink implements AutoCloseable {
 
     private PerftestWire describe(int lid, byte[] gid) {
         int psn = new SecureRandom().nextInt(1 << 24);
-        return new PerftestWire(o.test.ordinal(), PerftestWire.flagsOf(o), lid, o.maxSize(),
+        return new PerftestWire(o.test.ordinal(), PerftestWire.flagsOf(o), o.numQps, lid, o.maxSize(),
                 o.duration != null ? o.duration : o.iters, qp.qpNumber(), psn, mr.address() + slot, mr.rkey(),
                 slot + PerftestControl.SIZE, gid);
     }
@@ -278,11 +363,17 @@ final class PerftestLink implements AutoCloseable {
         agree(port.activeMtu());
         warmUpLocally(ctx);
         ProtectionDomain pd = ctx.allocateProtectionDomain();
-        cq = ctx.createCompletionQueue(o.txDepth + o.rxDepth() + 16);
-        qp = pd.createQueuePair(QueuePairConfig.rc(cq).withQueueDepth(o.txDepth + 2, o.rxDepth())
-                .withInline(o.inline()).withSignalAll(false));
-        qp.toInit(o.ibPort, remoteAccess());
+        // perftest's: one CQ for all the QPs, deep enough for each one's window.
+        cq = ctx.createCompletionQueue(o.numQps * (o.txDepth + o.rxDepth()) + 16);
+        qps = new QueuePair[o.numQps];
+        for (int i = 0; i < qps.length; i++) {
+            qps[i] = pd.createQueuePair(QueuePairConfig.rc(cq).withQueueDepth(o.txDepth + 2, o.rxDepth())
+                    .withInline(o.inline()).withSignalAll(false));
+            qps[i].toInit(o.ibPort, remoteAccess());
+        }
+        qp = qps[0];
         allocate(pd);
+        moreRequests();
         byte[] gid = gidIndex >= 0 ? selection.gid().raw() : null;
         mine = describe(port.lid(), gid != null ? gid : new byte[16]);
         handshakes(gid, true);
@@ -312,29 +403,52 @@ final class PerftestLink implements AutoCloseable {
         // address); the peer writes its count of our Sends there, and we write ours to the peer's.
         long vaddr = nativeCredits() ? mine.address() + slot + PerftestControl.CTRL_CREDIT : mine.address();
         myKeys = new PerftestKeys(mine.lid(), outReads, mine.qpn(), mine.psn(), mine.rkey(), vaddr, gid, 0);
+        int n = qps.length;
+        keys = new PerftestKeys[n];
+        keys[0] = myKeys;
+        SecureRandom random = new SecureRandom();
+        for (int i = 1; i < n; i++) {
+            keys[i] = new PerftestKeys(mine.lid(), outReads, qps[i].qpNumber(), random.nextInt(1 << 24),
+                    mrs[i].rkey(), vaddr, gid, 0);
+        }
         if (!nativePeer) {
             // Two Java ends also check each other's test, sizes, count and mode: a mismatch is an error, not a hang.
             decode(exchange.xchg(mine.encode(), SETUP_TIMEOUT));
         }
-        PerftestKeys pk = exchange.handshake(myKeys, SETUP_TIMEOUT);
+        // perftest's order: one handshake per QP, the QPs connected, one more per QP, then single ones.
+        peerKeys = new PerftestKeys[n];
+        peerAddress = new long[n];
+        peerRkey = new int[n];
+        for (int i = 0; i < n; i++) {
+            peerKeys[i] = exchange.handshake(keys[i], SETUP_TIMEOUT);
+            peerAddress[i] = peerKeys[i].vaddr();
+            peerRkey[i] = peerKeys[i].rkey();
+        }
+        PerftestKeys pk = peerKeys[0];
         if (connectQp && !PerftestKeys.sameGidType(gid, pk.gid())) {
             throw new IllegalArgumentException("Found Incompatibility issue with GID types (one side IPv4-mapped, "
                     + "the other not). Please Try to use a different IP version.");
         }
-        peer = new PerftestWire(mine.test(), mine.flags(), pk.lid(), mine.size(), mine.iters(), pk.qpn(), pk.psn(),
+        peer = new PerftestWire(mine.test(), mine.flags(), mine.qps(), pk.lid(), mine.size(), mine.iters(), pk.qpn(), pk.psn(),
                 pk.vaddr(), pk.rkey(), slot + PerftestControl.SIZE, pk.gid() != null ? pk.gid() : new byte[16]);
         if (connectQp) {
-            connectQp(mtuBytes);
+            for (int i = 0; i < n; i++) {
+                connectQp(i, mtuBytes);
+            }
         }
-        for (int i = 1; i < PerftestExchange.handshakesBeforeRun(o.test); i++) {
-            exchange.handshake(myKeys, SETUP_TIMEOUT);
+        for (int h = 1; h < PerftestExchange.handshakesBeforeRun(o.test); h++) {
+            for (int i = 0; i < (h == 1 ? n : 1); i++) {
+                exchange.handshake(keys[i], SETUP_TIMEOUT);
+            }
         }
     }
 
-    private void connectQp(int mtu) throws RdmaException {
-        QpAddress remote = new QpAddress(peer.lid(), peer.qpn(), peer.psn(), peer.gid());
-        qp.toRtr(remote, o.ibPort, remote.hasGid() ? gidIndex : -1, mtu);
-        qp.toRts(mine.psn());
+    private void connectQp(int i, int mtu) throws RdmaException {
+        PerftestKeys pk = peerKeys[i];
+        byte[] pgid = pk.gid() != null ? pk.gid() : new byte[16];
+        QpAddress remote = new QpAddress(pk.lid(), pk.qpn(), pk.psn(), pgid);
+        qps[i].toRtr(remote, o.ibPort, remote.hasGid() ? gidIndex : -1, mtu);
+        qps[i].toRts(keys[i].psn());
     }
 
     /**
@@ -359,7 +473,7 @@ final class PerftestLink implements AutoCloseable {
         PerftestKeys none = new PerftestKeys(0, 0, 0, 0, 0, 0, null, 0); // perftest's are still zero then
         if (server) {
             InetSocketAddress at = local != null ? new InetSocketAddress(local, o.port) : new InetSocketAddress(o.port);
-            listener = RdmaListener.bind(at, 2, opts);
+            listener = RdmaListener.bind(at, Math.max(2, o.numQps), opts); // perftest's client connects its QPs at once
             PerftestHeader.waiting(out);
             RdmaConnection comm = accepted(at);
             exchange = commExchange(comm);
@@ -370,6 +484,14 @@ final class PerftestLink implements AutoCloseable {
             connection = accepted(at);
             setUpOnConnection();
             connection.accept(new byte[0], SETUP_TIMEOUT);
+            for (int i = 1; i < o.numQps; i++) {
+                // In the order the requests come, as perftest's server numbers them (its client connects in QP order).
+                RdmaConnection c = accepted(at);
+                moreConnections.add(c);
+                setUpMore(c);
+                c.accept(new byte[0], SETUP_TIMEOUT);
+            }
+            moreQps();
         } else {
             InetSocketAddress to = new InetSocketAddress(InetAddress.getByName(o.server), o.port);
             InetSocketAddress from = local == null ? null : new InetSocketAddress(local, 0);
@@ -379,7 +501,12 @@ final class PerftestLink implements AutoCloseable {
             agree(comm);
             warmUpLocally(comm.context());
             exchange.handshake(none, SETUP_TIMEOUT);
-            connectData(to, from, opts);
+            connection = connectData(to, from, opts, null);
+            for (int i = 1; i < o.numQps; i++) {
+                // One at a time, so that the server sees them in our QP order (the handshakes carry them in it).
+                moreConnections.add(connectData(to, from, opts, this::setUpMore));
+            }
+            moreQps();
         }
         exchange.handshake(none, SETUP_TIMEOUT);
         handshakes(selection.gid() != null ? selection.gid().raw() : null, false);
@@ -420,17 +547,35 @@ final class PerftestLink implements AutoCloseable {
         }
     }
 
-    private void connectData(InetSocketAddress to, InetSocketAddress from, ConnectionOptions opts)
-            throws IOException, InterruptedException {
+    /** A further QP's connection ({@code -q}), set up before it connects: {@code more} undoes itself on failure. */
+    private interface MoreSetUp {
+        void setUp(RdmaConnection c) throws RdmaException;
+    }
+
+    /** The test's connection: the first (more == null) or a further QP's. */
+    private RdmaConnection connectData(InetSocketAddress to, InetSocketAddress from, ConnectionOptions opts,
+                                       MoreSetUp more) throws IOException, InterruptedException {
         for (int attempt = 1; ; attempt++) {
-            connection = RdmaConnection.resolve(to, from, opts, SETUP_TIMEOUT);
-            setUpOnConnection(); // receives are posted before the peer can send
+            RdmaConnection c = RdmaConnection.resolve(to, from, opts, SETUP_TIMEOUT);
             try {
-                connection.connect(new byte[0], SETUP_TIMEOUT);
-                return;
+                if (more == null) {
+                    connection = c;
+                    setUpOnConnection(); // receives are posted before the peer can send
+                } else {
+                    more.setUp(c);
+                }
+            } catch (RdmaException | RuntimeException e) {
+                closeQuietly(c);
+                throw e;
+            }
+            try {
+                c.connect(new byte[0], SETUP_TIMEOUT);
+                return c;
             } catch (RdmaException e) {
-                for (AutoCloseable c : new AutoCloseable[] {data, ctrl, credit, recv, connection}) {
-                    closeQuietly(c);
+                AutoCloseable[] made = more == null ? new AutoCloseable[] {data, ctrl, credit, recv, c}
+                        : new AutoCloseable[] {aliases.removeLast(), c};
+                for (AutoCloseable x : made) {
+                    closeQuietly(x);
                 }
                 connection = null;
                 if (attempt == 10) {
@@ -454,28 +599,62 @@ final class PerftestLink implements AutoCloseable {
         mine = describe(selection.port().lid(), gid);
     }
 
+    /** A further QP's connection: the region registered again in its PD (its requests come in {@link #moreQps}). */
+    private void setUpMore(RdmaConnection c) throws RdmaException {
+        checkDevice(c.context());
+        if (!c.context().device().name().equals(ctx.device().name())) {
+            throw new RdmaException("rdma_cm put QP " + (moreConnections.size() + 1) + " on " + c.context().device().name()
+                    + ", the first on " + ctx.device().name());
+        }
+        aliases.add(c.protectionDomain().register(mem, remoteAccess()));
+    }
+
+    /** With -R, once every connection is up: the QPs, regions and requests in QP order. */
+    private void moreQps() throws RdmaException {
+        int n = 1 + moreConnections.size();
+        qps = new QueuePair[n];
+        mrs = new MemoryRegion[n];
+        qps[0] = qp;
+        mrs[0] = mr;
+        for (int i = 1; i < n; i++) {
+            qps[i] = moreConnections.get(i - 1).queuePair();
+            mrs[i] = aliases.get(i - 1);
+        }
+        moreRequests();
+    }
+
     @Override
     public void close() {
+        closeMore();
         for (AutoCloseable c : new AutoCloseable[] {poster, poller, data, ctrl, credit, recv}) {
             closeQuietly(c);
         }
-        if (connection != null) {
-            try {
-                if (server) {
-                    connection.awaitDisconnect(Duration.ofSeconds(10));
-                } else {
-                    connection.disconnect();
-                }
-            } catch (RdmaException e) {
-                // closing anyway
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        for (RdmaConnection c : moreConnections) {
+            endConnection(c);
         }
-        closeQuietly(connection);
+        endConnection(connection);
         closeQuietly(exchange);
         closeQuietly(listener);
         closeQuietly(ownedContext);
+    }
+
+    /** The client disconnects; the server waits (a while) for that, so that neither flushes the other's last WRs. */
+    private void endConnection(RdmaConnection c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            if (server) {
+                c.awaitDisconnect(Duration.ofSeconds(10));
+            } else {
+                c.disconnect();
+            }
+        } catch (RdmaException e) {
+            // closing anyway
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        closeQuietly(c);
     }
 
     private static void closeQuietly(AutoCloseable c) {

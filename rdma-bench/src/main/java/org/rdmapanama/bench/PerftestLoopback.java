@@ -220,13 +220,18 @@ final class PerftestLoopback {
             }
             b.accept(new byte[0], SETUP_TIMEOUT);
             get(connected, "the loopback connection");
-            end.peer = new PerftestWire(o.test.ordinal(), PerftestWire.flagsOf(o), 0, o.maxSize(), o.iters, 0, 0,
-                    end.mem.address() + slot, alias.rkey(), slot + PerftestControl.SIZE, new byte[16]);
+            end.peer = new PerftestWire(o.test.ordinal(), PerftestWire.flagsOf(o), o.numQps, 0, o.maxSize(), o.iters, 0,
+                    0, end.mem.address() + slot, alias.rkey(), slot + PerftestControl.SIZE, new byte[16]);
+            end.peerAddress = new long[o.numQps];
+            end.peerRkey = new int[o.numQps];
+            java.util.Arrays.fill(end.peerAddress, end.peer.address());
+            java.util.Arrays.fill(end.peerRkey, alias.rkey());
         }
 
         private static ConnectionOptions options(PerftestOptions o, int rd) {
-            return new ConnectionOptions(o.txDepth + 2, o.rxDepth(), 1, 1, o.inline(), o.txDepth + o.rxDepth() + 16,
-                    rd, 7, 7, false);
+            // One QP carries the -q requests of the loop end (PerftestLink#loopbackEnd): deep enough for all their windows.
+            return new ConnectionOptions(o.txDepth * o.numQps + 2, o.rxDepth(), 1, 1, o.inline(),
+                    o.txDepth * o.numQps + o.rxDepth() + 16, rd, 7, 7, false);
         }
 
         private static <T> T get(java.util.concurrent.CompletableFuture<T> f, String what)
@@ -248,7 +253,7 @@ final class PerftestLoopback {
             }
             // Never with -D (PerftestOptions.warmup): rounds of a fixed count each wait for their last completion,
             // so no completion of one round can reach the next round's counters.
-            int n = o.iters;
+            int n = o.iters * o.numQps;
             long[] tposted = new long[n];
             PerftestCompletions done = new PerftestCompletions(end, n);
             PerftestControl control = new PerftestControl(end, done);
@@ -266,7 +271,7 @@ final class PerftestLoopback {
                     done.runRecvBase = done.recvs;
                     // A byte left from the last round must not look like this one's first write (write_lat).
                     end.mem.asSlice(end.slot, end.slot).fill((byte) 0);
-                    done.dataDone = 0;
+                    done.startData();
                     switch (o.test) {
                         case WRITE_LAT -> latency.writeLat(size);
                         case SEND_LAT -> latency.sendLat(size);

@@ -64,6 +64,9 @@ final class PerftestOptions {
     static final int DEF_CQ_MOD = 100;
     static final int MSG_SIZE_CQ_MOD_LIMIT = 8192; // above this perftest signals every WR
     static final int MIN_ITERS = 5;
+    /** -q: one byte in the rdma-bench parameter check ({@link PerftestWire}). */
+    static final int MAX_QPS = 255;
+    static final int MAX_TOTAL_ITERS = 100_000_000;
 
     Test test;
     String device;
@@ -78,6 +81,7 @@ final class PerftestOptions {
     int txDepth;
     boolean txDepthGiven;
     int inlineSize = -1;
+    /** {@code -q}: QPs of a bandwidth test, each running {@link #iters} (perftest's num_of_qps). */
     int numQps = 1;
     boolean reportGbits;
     /** {@code -N}: no peak bandwidth (see {@link #noPeak()}). */
@@ -186,7 +190,7 @@ final class PerftestOptions {
                 .value(Getopt.number(CliArgs.GID_INDEX_MIN, CliArgs.GID_INDEX_MAX, x -> o.gidIndex = x), "-x", "--gid-index")
                 .value(Getopt.number(1, MAX_SIZE, o::size), "-s", "--size")
                 .flag(() -> o.allSizes = true, "-a", "--all")
-                .value(Getopt.number(MIN_ITERS, 100_000_000, n -> o.iters = n), "-n", "--iters")
+                .value(Getopt.number(MIN_ITERS, MAX_TOTAL_ITERS, n -> o.iters = n), "-n", "--iters")
                 .value(Getopt.number(1, 86_400, d -> o.duration = d), "-D", "--duration")
                 .flag(() -> o.rdmaCm = true, "-R", "--rdma_cm")
                 .value(Getopt.number(1, 16384, o::txDepth), "-t", "--tx-depth")
@@ -209,7 +213,18 @@ final class PerftestOptions {
             throw new IllegalArgumentException("option -N: NoPeak only valid for BW tests"); // perftest's words
         }
         if (o.numQps != 1) {
-            throw new IllegalArgumentException("option -q: only 1 QP is supported, got " + o.numQps);
+            if (!test.bw) {
+                throw new IllegalArgumentException("option -q: Multiple QPs only available on bw tests"); // perftest's words
+            }
+            if (test.verb == Verb.SEND) {
+                // Each QP would need its own receive ring and, without RNR retry, its own credits: not built.
+                throw new IllegalArgumentException("option -q: send_bw runs 1 QP in rdma-bench (write_bw and read_bw "
+                        + "take -q), got " + o.numQps);
+            }
+            if (o.numQps > MAX_QPS) {
+                throw new IllegalArgumentException("option -q: rdma-bench runs at most " + MAX_QPS
+                        + " QPs (perftest takes 16384), got " + o.numQps);
+            }
         }
         if (o.atomicType != null) {
             if (test.verb != Verb.ATOMIC) {
@@ -266,6 +281,10 @@ final class PerftestOptions {
         if (!test.bw && txDepth != 1) {
             throw new IllegalArgumentException("latency tests keep one operation in flight: -t must be 1, got " + txDepth);
         }
+        if ((long) iters * numQps > MAX_TOTAL_ITERS) {
+            throw new IllegalArgumentException("-n times -q must be at most " + MAX_TOTAL_ITERS + " (a timestamp each), got "
+                    + iters + " x " + numQps);
+        }
         if (duration == null && txDepth > iters) {
             txDepth = iters; // perftest: tx depth at most -n
         }
@@ -302,7 +321,10 @@ final class PerftestOptions {
         s.println("  -n, --iters=<iters>       Number of exchanges (at least " + MIN_ITERS + ", default "
                 + defaultIters(test) + ")");
         s.println("  -p, --port=<port>         Listen on/connect to port <port> (default " + DEFAULT_PORT + ")");
-        s.println("  -q, --qp=<num of qp's>    Num of qp's (only 1 is supported)");
+        if (test.bw) {
+            s.println("  -q, --qp=<num of qp's>    Num of qp's (default 1" + (test.verb == Verb.SEND
+                    ? "; send_bw runs 1)" : ", at most " + MAX_QPS + ")"));
+        }
         s.println("  -R, --rdma_cm             Connect QPs with rdma_cm and run test on those QPs (needed for iWARP)");
         s.println("  -s, --size=<size>         Size of message to exchange (default " + (test.verb == Verb.ATOMIC ? 8
                 : test.bw ? 65536 : 2) + ")");

@@ -10,18 +10,19 @@ import java.nio.ByteBuffer;
  * Native perftest never sees it: it checks nothing but the version, so against
  * it a mismatch shows as a stall, which our loops time out. Big-endian:
  * <pre>
- *  0 magic "PT"  2 version  3 test  4 flags  5 reserved(0)  6 lid(16)
+ *  0 magic "PT"  2 version  3 test  4 flags  5 QPs (-q)  6 lid(16)
  *  8 size(32)   12 iters or duration(32)   16 qpn(32)  20 psn(32)
  * 24 buffer address(64)  32 rkey(32)  36 buffer length(32)  40 gid(16 bytes)
  * </pre>
  * Decoding checks every field and that both ends run the same test with the
  * same size, count and mode; anything else is a one-line error, not a hang.
  */
-record PerftestWire(int test, int flags, int lid, int size, int iters, int qpn, int psn, long address, int rkey,
+record PerftestWire(int test, int flags, int qps, int lid, int size, int iters, int qpn, int psn, long address, int rkey,
                     long length, byte[] gid) {
     static final int SIZE = 56;
     static final short MAGIC = 0x5054; // "PT"
-    static final int VERSION = 3; // 2: warm-up rounds end by a vote; 3: after perftest 4.5's TCP exchange
+    // 2: warm-up rounds end by a vote; 3: after perftest 4.5's TCP exchange; 4: byte 5 is -q (was 0)
+    static final int VERSION = 4;
     static final int FLAG_ALL = 1, FLAG_DURATION = 2, FLAG_RDMA_CM = 4, FLAG_FETCH_ADD = 8, FLAG_WARMUP = 16;
 
     static int flagsOf(PerftestOptions o) {
@@ -32,7 +33,7 @@ record PerftestWire(int test, int flags, int lid, int size, int iters, int qpn, 
 
     byte[] encode() {
         ByteBuffer b = ByteBuffer.allocate(SIZE);
-        b.putShort(MAGIC).put((byte) VERSION).put((byte) test).put((byte) flags).put((byte) 0).putShort((short) lid);
+        b.putShort(MAGIC).put((byte) VERSION).put((byte) test).put((byte) flags).put((byte) qps).putShort((short) lid);
         b.putInt(size).putInt(iters).putInt(qpn).putInt(psn).putLong(address).putInt(rkey).putInt((int) length);
         b.put(gid);
         return b.array();
@@ -61,7 +62,7 @@ record PerftestWire(int test, int flags, int lid, int size, int iters, int qpn, 
         int version = b.get() & 0xff;
         int test = b.get() & 0xff;
         int flags = b.get() & 0xff;
-        int reserved = b.get() & 0xff;
+        int qps = b.get() & 0xff;
         int lid = b.getShort() & 0xffff;
         int size = b.getInt();
         int iters = b.getInt();
@@ -72,7 +73,7 @@ record PerftestWire(int test, int flags, int lid, int size, int iters, int qpn, 
         long length = Integer.toUnsignedLong(b.getInt());
         byte[] gid = new byte[16];
         b.get(gid);
-        if (magic != MAGIC || version != VERSION || reserved != 0) {
+        if (magic != MAGIC || version != VERSION) {
             throw new IllegalArgumentException("peer's setup message is not rdma-bench perftest version " + VERSION
                     + " (magic 0x" + Integer.toHexString(magic & 0xffff) + ", version " + version + ")");
         }
@@ -84,6 +85,10 @@ record PerftestWire(int test, int flags, int lid, int size, int iters, int qpn, 
         if (flags != mine.flags) {
             throw new IllegalArgumentException("peer's mode differs (-a, -D, -R, -A or --warmup=0/--no-warmup): peer flags " + flags
                     + ", here " + mine.flags);
+        }
+        if (qps != mine.qps) {
+            throw new IllegalArgumentException("peer runs " + qps + " QPs, here " + mine.qps
+                    + ": run both sides with the same -q");
         }
         if (size != mine.size) {
             throw new IllegalArgumentException("peer's message size is " + size + ", here " + mine.size
@@ -99,6 +104,6 @@ record PerftestWire(int test, int flags, int lid, int size, int iters, int qpn, 
         if (length < minLength) {
             throw new IllegalArgumentException("peer's buffer has " + length + " bytes, " + minLength + " needed");
         }
-        return new PerftestWire(test, flags, lid, size, iters, qpn, psn, address, rkey, length, gid);
+        return new PerftestWire(test, flags, qps, lid, size, iters, qpn, psn, address, rkey, length, gid);
     }
 }

@@ -121,8 +121,18 @@ class PerftestCliTest {
         assertThrows(IllegalArgumentException.class, () -> parse(PerftestOptions.Test.ATOMIC_LAT, "-s", "16"));
         assertThrows(IllegalArgumentException.class, () -> parse(PerftestOptions.Test.ATOMIC_LAT, "-A", "XOR"));
         assertThrows(IllegalArgumentException.class, () -> parse(PerftestOptions.Test.WRITE_LAT, "-A", "CMP_AND_SWAP"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> parse(PerftestOptions.Test.WRITE_BW, "-q", "4"))
-                .getMessage().contains("only 1 QP"));
+        // -q as perftest takes it: bandwidth tests only; send_bw and more than a byte's worth are ours to refuse.
+        assertEquals("option -q: Multiple QPs only available on bw tests", assertThrows(IllegalArgumentException.class,
+                () -> parse(PerftestOptions.Test.WRITE_LAT, "-q", "2")).getMessage());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> parse(PerftestOptions.Test.SEND_BW, "-q", "4"))
+                .getMessage().contains("send_bw runs 1 QP"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> parse(PerftestOptions.Test.WRITE_BW, "-q", "256"))
+                .getMessage().contains("at most 255 QPs"));
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> parse(PerftestOptions.Test.READ_BW, "-q", "200", "-n", "1000000")).getMessage().contains("-n times -q"));
+        assertThrows(IllegalArgumentException.class, () -> parse(PerftestOptions.Test.WRITE_BW, "-q", "0"));
+        assertEquals(4, parse(PerftestOptions.Test.WRITE_BW, "-q", "4").numQps);
+        assertEquals(255, parse(PerftestOptions.Test.READ_BW, "--qp=255").numQps);
     }
 
     @Test
@@ -233,7 +243,7 @@ class PerftestCliTest {
         PerftestOptions o = parse(PerftestOptions.Test.WRITE_LAT, "-n", "200");
         byte[] gid = new byte[16];
         gid[15] = 7;
-        PerftestWire mine = new PerftestWire(o.test.ordinal(), PerftestWire.flagsOf(o), 0, 2, 200, 0x11, 0xabcdef,
+        PerftestWire mine = new PerftestWire(o.test.ordinal(), PerftestWire.flagsOf(o), 1, 0, 2, 200, 0x11, 0xabcdef,
                 0x7f0000001000L, 0x3bc, 192, gid);
         byte[] bytes = mine.encode();
         assertEquals(56, bytes.length);
@@ -249,13 +259,16 @@ class PerftestCliTest {
         assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(Arrays.copyOf(bytes, 40), mine, 192));
         assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(bytes, mine, 1 << 20));
 
-        PerftestWire otherIters = new PerftestWire(mine.test(), mine.flags(), 0, 2, 100, 1, 1, 0, 0, 192, gid);
+        PerftestWire otherIters = new PerftestWire(mine.test(), mine.flags(), 1, 0, 2, 100, 1, 1, 0, 0, 192, gid);
         assertTrue(assertThrows(IllegalArgumentException.class,
                 () -> PerftestWire.decode(otherIters.encode(), mine, 192)).getMessage().contains("-n"));
-        PerftestWire otherTest = new PerftestWire(PerftestOptions.Test.SEND_BW.ordinal(), mine.flags(), 0, 2, 200, 1, 1,
+        PerftestWire otherTest = new PerftestWire(PerftestOptions.Test.SEND_BW.ordinal(), mine.flags(), 1, 0, 2, 200, 1, 1,
                 0, 0, 192, gid);
         assertTrue(assertThrows(IllegalArgumentException.class,
                 () -> PerftestWire.decode(otherTest.encode(), mine, 192)).getMessage().contains("send_bw"));
+        PerftestWire otherQps = new PerftestWire(mine.test(), mine.flags(), 4, 0, 2, 200, 1, 1, 0, 0, 192, gid);
+        assertEquals("peer runs 4 QPs, here 1: run both sides with the same -q", assertThrows(IllegalArgumentException.class,
+                () -> PerftestWire.decode(otherQps.encode(), mine, 192)).getMessage());
         byte[] badMagic = bytes.clone();
         badMagic[0] = 'X';
         assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(badMagic, mine, 192));
