@@ -129,10 +129,15 @@ final class PerftestCompletions {
                 // perftest's accounting: a QP's signaled completion covers its unsignaled WRs before it.
                 int q = (int) (id >>> QP_SHIFT);
                 long c = (id & INDEX_MASK) + 1;
+                long before = dataDone;
                 dataDone += c - ccnt[q];
                 ccnt[q] = c;
-                if (recordCompletions && dataDone > 0 && dataDone <= tcompleted.length) {
-                    tcompleted[(int) dataDone - 1] = now;
+                if (recordCompletions) {
+                    // Every count it passes: with several QPs a QP's short last batch moves it off the
+                    // multiples of cqMod the peak search reads (perftest steps by cqMod and clamps instead).
+                    for (long k = before; k < dataDone && k < tcompleted.length; k++) {
+                        tcompleted[(int) k] = now;
+                    }
                 }
             }
         }

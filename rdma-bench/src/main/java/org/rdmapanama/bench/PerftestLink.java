@@ -55,7 +55,8 @@ import java.util.List;
  * exists, so a failed set-up is closed like a finished run. One thread.
  */
 final class PerftestLink implements AutoCloseable {
-    // wr_id tags; data WRs carry their index (< 2^60) so that a completion tells how many are done.
+    // wr_id tags; data WRs carry their QP and index (PerftestCompletions.dataId, below 2^60), so that a
+    // completion tells how many of its QP's are done.
     static final long RECV_ID = 1L << 62;
     static final long CTRL_ID = 1L << 61;
     static final long CREDIT_ID = 1L << 60;
@@ -363,8 +364,8 @@ final class PerftestLink implements AutoCloseable {
         agree(port.activeMtu());
         warmUpLocally(ctx);
         ProtectionDomain pd = ctx.allocateProtectionDomain();
-        // perftest's: one CQ for all the QPs, deep enough for each one's window.
-        cq = ctx.createCompletionQueue(o.numQps * (o.txDepth + o.rxDepth()) + 16);
+        // perftest's: one CQ for all the QPs, deep enough for each one's window (receives: send_bw, one QP only).
+        cq = ctx.createCompletionQueue(o.numQps * o.txDepth + o.rxDepth() + 16);
         qps = new QueuePair[o.numQps];
         for (int i = 0; i < qps.length; i++) {
             qps[i] = pd.createQueuePair(QueuePairConfig.rc(cq).withQueueDepth(o.txDepth + 2, o.rxDepth())
@@ -603,7 +604,7 @@ final class PerftestLink implements AutoCloseable {
     private void setUpMore(RdmaConnection c) throws RdmaException {
         checkDevice(c.context());
         if (!c.context().device().name().equals(ctx.device().name())) {
-            throw new RdmaException("rdma_cm put QP " + (moreConnections.size() + 1) + " on " + c.context().device().name()
+            throw new RdmaException("rdma_cm put a further QP's connection on " + c.context().device().name()
                     + ", the first on " + ctx.device().name());
         }
         aliases.add(c.protectionDomain().register(mem, remoteAccess()));
@@ -629,23 +630,25 @@ final class PerftestLink implements AutoCloseable {
         for (AutoCloseable c : new AutoCloseable[] {poster, poller, data, ctrl, credit, recv}) {
             closeQuietly(c);
         }
+        // One deadline for all: a client gone without disconnecting costs a server 10 s, not 10 s a QP.
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         for (RdmaConnection c : moreConnections) {
-            endConnection(c);
+            endConnection(c, deadline);
         }
-        endConnection(connection);
+        endConnection(connection, deadline);
         closeQuietly(exchange);
         closeQuietly(listener);
         closeQuietly(ownedContext);
     }
 
     /** The client disconnects; the server waits (a while) for that, so that neither flushes the other's last WRs. */
-    private void endConnection(RdmaConnection c) {
+    private void endConnection(RdmaConnection c, long deadline) {
         if (c == null) {
             return;
         }
         try {
             if (server) {
-                c.awaitDisconnect(Duration.ofSeconds(10));
+                c.awaitDisconnect(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
             } else {
                 c.disconnect();
             }

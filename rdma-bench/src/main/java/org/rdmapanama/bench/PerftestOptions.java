@@ -221,6 +221,11 @@ final class PerftestOptions {
                 throw new IllegalArgumentException("option -q: send_bw runs 1 QP in rdma-bench (write_bw and read_bw "
                         + "take -q), got " + o.numQps);
             }
+            if (o.duration != null) {
+                // A -D run stops with WRs in flight, which on QP 0 the end's ordered control write waits behind;
+                // on the others nothing would, so the server could close its regions under them.
+                throw new IllegalArgumentException("option -q: -D runs 1 QP in rdma-bench, got -q " + o.numQps);
+            }
             if (o.numQps > MAX_QPS) {
                 throw new IllegalArgumentException("option -q: rdma-bench runs at most " + MAX_QPS
                         + " QPs (perftest takes 16384), got " + o.numQps);

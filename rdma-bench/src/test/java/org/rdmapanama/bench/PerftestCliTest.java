@@ -131,6 +131,8 @@ class PerftestCliTest {
         assertTrue(assertThrows(IllegalArgumentException.class,
                 () -> parse(PerftestOptions.Test.READ_BW, "-q", "200", "-n", "1000000")).getMessage().contains("-n times -q"));
         assertThrows(IllegalArgumentException.class, () -> parse(PerftestOptions.Test.WRITE_BW, "-q", "0"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> parse(PerftestOptions.Test.WRITE_BW, "-q", "2",
+                "-D", "10")).getMessage().contains("-D runs 1 QP"));
         assertEquals(4, parse(PerftestOptions.Test.WRITE_BW, "-q", "4").numQps);
         assertEquals(255, parse(PerftestOptions.Test.READ_BW, "--qp=255").numQps);
     }

@@ -141,6 +141,40 @@ class PerftestDeviceTest {
         }
     }
 
+    /**
+     * {@code -q}: perftest's -n per QP, so the row counts n x q WRs; every QP's address is in the
+     * header, each a QP of its own (with -R, a connection each).
+     */
+    @ParameterizedTest(name = "{0} -q {3} on {1} {2}")
+    @CsvSource({
+            "write_bw, ROCE_V2, gid, 3",
+            "read_bw,  ROCE_V2, -R,  2",
+            "write_bw, IWARP,   -R,  3",
+            "read_bw,  IWARP,   -R,  4",
+    })
+    @Timeout(value = 400, unit = TimeUnit.SECONDS)
+    void severalQpsRunTheirShareEach(String test, Transport transport, String mode, int qps) throws Exception {
+        Selection s = LabSelection.select(transport);
+        List<String> flags = new ArrayList<>(List.of("-d", s.device().name(), "-n", "100", "-s", "1024",
+                "-q", Integer.toString(qps)));
+        flags.addAll(mode.equals("gid") ? gidFlag(s) : List.of(mode));
+        Side[] r = pair(test, LabSelection.address(s), flags.toArray(String[]::new));
+        String iters = Integer.toString(100 * qps);
+        check(r[1], "client", r[0], true, true, "1024", iters);
+        check(r[0], "server", r[1], true, true, "1024", iters);
+        for (Side side : r) {
+            assertTrue(side.out().contains(" Number of qps   : " + qps + "\t"), side.out());
+            for (String end : new String[] {"local", "remote"}) {
+                var qpn = Pattern.compile("(?m)^ " + end + " address: LID \\S+ QPN (\\S+)").matcher(side.out());
+                java.util.Set<String> seen = new java.util.HashSet<>();
+                while (qpn.find()) {
+                    seen.add(qpn.group(1));
+                }
+                assertEquals(qps, seen.size(), end + " QPs:\n" + side.out());
+            }
+        }
+    }
+
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void atomicsAreRefusedWhereTheDeviceReportsAtomicCapNone() {

@@ -43,10 +43,14 @@ class PerftestNativeInteropTest {
      * {@code -R} (its only way). Not run: atomic_lat where the device has no atomics. send_bw on
      * iWARP runs with perftest's receive credits.
      */
-    record Case(PerftestOptions.Test test, Transport transport, boolean rdmaCm) {
+    record Case(PerftestOptions.Test test, Transport transport, boolean rdmaCm, int qps) {
+        Case(PerftestOptions.Test test, Transport transport, boolean rdmaCm) {
+            this(test, transport, rdmaCm, 1);
+        }
+
         @Override
         public String toString() {
-            return test.command + " on " + transport + (rdmaCm ? " -R" : " (TCP exchange)");
+            return test.command + (qps > 1 ? " -q " + qps : "") + " on " + transport + (rdmaCm ? " -R" : " (TCP exchange)");
         }
     }
 
@@ -56,7 +60,11 @@ class PerftestNativeInteropTest {
         Stream<Case> iwarp = Arrays.stream(PerftestOptions.Test.values())
                 .filter(t -> t != PerftestOptions.Test.ATOMIC_LAT)
                 .map(t -> new Case(t, Transport.IWARP, true));
-        return Stream.of(roce, roceCm, iwarp).flatMap(x -> x);
+        // -q: perftest's QP-by-QP handshakes and, with -R, a connection per QP in QP order.
+        Stream<Case> qps = Stream.of(PerftestOptions.Test.WRITE_BW, PerftestOptions.Test.READ_BW).flatMap(t -> Stream.of(
+                new Case(t, Transport.ROCE_V2, false, 3), new Case(t, Transport.ROCE_V2, true, 3),
+                new Case(t, Transport.IWARP, true, 3)));
+        return Stream.of(roce, roceCm, iwarp, qps).flatMap(x -> x);
     }
 
     /** Small runs: 2-byte latency messages, 4 KiB bandwidth messages. */
@@ -66,6 +74,9 @@ class PerftestNativeInteropTest {
         f.addAll(c.rdmaCm() ? List.of("-R") : List.of("-x", Integer.toString(s.gidIndex())));
         if (c.test().bw) {
             f.addAll(List.of("-s", "4096"));
+        }
+        if (c.qps() > 1) {
+            f.addAll(List.of("-q", Integer.toString(c.qps())));
         }
         return f;
     }
@@ -81,10 +92,12 @@ class PerftestNativeInteropTest {
 
     private static final AtomicInteger PORTS = new AtomicInteger(18800);
 
-    /** A result row: the size, then the iteration count. */
-    private static boolean hasRow(String out, PerftestOptions.Test t) {
+    /** A result row: the size, then the iteration count (perftest's counts the WRs of all the QPs). */
+    private static boolean hasRow(String out, Case c) {
+        PerftestOptions.Test t = c.test();
         String size = t.bw ? "4096" : t == PerftestOptions.Test.ATOMIC_LAT ? "8" : "2";
-        return Pattern.compile("(?m)^\\s*" + size + "\\s+" + N + "\\s+\\S+").matcher(out).find();
+        String iters = Integer.toString(Integer.parseInt(N) * c.qps());
+        return Pattern.compile("(?m)^\\s*" + size + "\\s+" + iters + "\\s+\\S+").matcher(out).find();
     }
 
     /** perftest's read_lat and atomic_lat servers print no row, only the closing line. */
@@ -126,8 +139,8 @@ class PerftestNativeInteropTest {
         System.out.println(t.command + ": java server:\n" + r.out() + r.err() + "native client:\n" + nativeOut);
         assertEquals(0, r.status(), r.err() + "\nnative client:\n" + nativeOut);
         assertEquals(0, client.exitValue(), nativeOut + "\njava server:\n" + r.out() + r.err());
-        assertTrue(hasRow(nativeOut, t), nativeOut);
-        assertEquals(serverPrintsRow(t), hasRow(r.out(), t), r.out());
+        assertTrue(hasRow(nativeOut, c), nativeOut);
+        assertEquals(serverPrintsRow(t), hasRow(r.out(), c), r.out());
         assertTrue(r.out().strip().endsWith(PerftestStats.RESULT_LINE.strip()), r.out());
         assertWarmedUp(t, true, r);
     }
@@ -163,8 +176,8 @@ class PerftestNativeInteropTest {
         System.out.println(t.command + ": native server:\n" + nativeOut + "java client:\n" + r.out() + r.err());
         assertEquals(0, r.status(), r.err() + "\nnative server:\n" + nativeOut);
         assertEquals(0, server.exitValue(), nativeOut + "\njava client:\n" + r.out() + r.err());
-        assertTrue(hasRow(r.out(), t), r.out());
-        assertEquals(serverPrintsRow(t), hasRow(nativeOut, t), nativeOut);
+        assertTrue(hasRow(r.out(), c), r.out());
+        assertEquals(serverPrintsRow(t), hasRow(nativeOut, c), nativeOut);
         assertWarmedUp(t, false, r);
     }
 
