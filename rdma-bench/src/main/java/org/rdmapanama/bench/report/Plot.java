@@ -98,7 +98,8 @@ public final class Plot {
             top = Math.max(top, add(data, whiskers, javaName, category, c.java()));
         }
         CategoryAxis x = new CategoryAxis();
-        x.setMaximumCategoryLabelLines(4); // four cases a panel: "write_bw 2 B, Java client + native server" wraps
+        // Six cases a panel wrap "write_bw -q 4 2 B, Java client + native server" and its ratio over five lines.
+        x.setMaximumCategoryLabelLines(6);
         x.setCategoryLabelPositions(CategoryLabelPositions.STANDARD);
         NumberAxis y = new NumberAxis(metric.unit());
         // The whiskers reach above the medians the axis would fit by itself.
