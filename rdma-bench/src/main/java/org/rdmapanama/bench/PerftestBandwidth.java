@@ -28,8 +28,7 @@ final class PerftestBandwidth {
     private final ConfinedPoster[] qps; // the run thread's: no arena acquire per post
     private final MemoryRegion[] mrs;
     private final SendRequest[] datas;
-    private final long[] peerAddress;
-    private final int[] peerRkey;
+    private final PerftestKeys[] peerKeys; // where each QP writes or reads
     /** WRs posted on each QP in this size's run (perftest's scnt[]). */
     private final long[] scnt;
     private final long[] tposted;
@@ -51,8 +50,7 @@ final class PerftestBandwidth {
         this.qps = link.posters;
         this.mrs = link.mrs;
         this.datas = link.datas;
-        this.peerAddress = link.peerAddress;
-        this.peerRkey = link.peerRkey;
+        this.peerKeys = link.peerKeys;
         this.scnt = new long[qps.length];
         this.tposted = tposted;
     }
@@ -99,7 +97,7 @@ final class PerftestBandwidth {
             SendRequest data = datas[q];
             data.inline(0, false).opcode(0, op).signaled(0, true).sge(mrs[q], 0, size);
             if (op != Opcode.SEND) {
-                data.remote(0, peerAddress[q], peerRkey[q]);
+                data.remote(0, peerKeys[q].vaddr(), peerKeys[q].rkey());
             }
             data.inline(0, op != Opcode.RDMA_READ && size <= o.inline());
         }

@@ -19,11 +19,9 @@ final class PerftestCompletions {
     /** A data loop that sees no progress this long gives up: the peer is gone. */
     static final long STALL_NANOS = Duration.ofSeconds(30).toNanos();
 
-    private final ConfinedPoller cq; // the run thread's, as is the poster: no arena acquire per call
-    private final CompletionBatch batch;
-    /** The CQs after the first ({@code -R -q N}: a CQ per connection); empty otherwise. */
-    private final ConfinedPoller[] moreCqs;
-    private final CompletionBatch[] moreBatches;
+    /** The run's CQs, the run thread's as is the poster (no arena acquire per call): one, or one a connection with -R -q N. */
+    private final ConfinedPoller[] cqs;
+    private final CompletionBatch[] batches;
     private final ConfinedPoster qp;
     private final ReceiveRequest recv;
     /** When each data WR completed, while {@link #recordCompletions}. */
@@ -54,10 +52,8 @@ final class PerftestCompletions {
     long clock;
 
     PerftestCompletions(PerftestLink link, int records) {
-        this.cq = link.poller;
-        this.batch = link.batch;
-        this.moreCqs = java.util.Arrays.copyOfRange(link.pollers, 1, link.pollers.length);
-        this.moreBatches = java.util.Arrays.copyOfRange(link.batches, 1, link.batches.length);
+        this.cqs = link.pollers;
+        this.batches = link.batches;
         this.ccnt = new long[link.qpCount()];
         this.qp = link.poster;
         this.recv = link.recv;
@@ -86,9 +82,9 @@ final class PerftestCompletions {
      * and control writes.
      */
     int poll() throws RdmaException {
-        int n = take(cq, batch);
-        for (int c = 0; c < moreCqs.length; c++) {
-            n += take(moreCqs[c], moreBatches[c]);
+        int n = 0;
+        for (int c = 0; c < cqs.length; c++) {
+            n += take(cqs[c], batches[c]);
         }
         if (n == 0) {
             ticked = (++idlePolls & (CLOCK_EVERY - 1)) == 0;

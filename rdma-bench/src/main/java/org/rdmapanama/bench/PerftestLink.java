@@ -106,10 +106,7 @@ final class PerftestLink implements AutoCloseable {
     ConfinedPoster[] posters;
     SendRequest[] datas;
     MemoryRegion[] mrs;
-    /** Where each of our QPs writes or reads on the peer, from the peer's handshake for that QP. */
-    long[] peerAddress;
-    int[] peerRkey;
-    /** Our and the peer's QP addresses, as the handshakes carried them (for the header). */
+    /** Our and the peer's QP addresses, as the handshakes carried them: where each of our QPs writes or reads. */
     PerftestKeys[] keys;
     PerftestKeys[] peerKeys;
     /** One per CQ: one without -R, where the QPs share it; one per connection with -R. */
@@ -418,12 +415,8 @@ final class PerftestLink implements AutoCloseable {
         }
         // perftest's order: one handshake per QP, the QPs connected, one more per QP, then single ones.
         peerKeys = new PerftestKeys[n];
-        peerAddress = new long[n];
-        peerRkey = new int[n];
         for (int i = 0; i < n; i++) {
             peerKeys[i] = exchange.handshake(keys[i], SETUP_TIMEOUT);
-            peerAddress[i] = peerKeys[i].vaddr();
-            peerRkey[i] = peerKeys[i].rkey();
         }
         PerftestKeys pk = peerKeys[0];
         if (connectQp && !PerftestKeys.sameGidType(gid, pk.gid())) {

@@ -222,10 +222,8 @@ final class PerftestLoopback {
             get(connected, "the loopback connection");
             end.peer = new PerftestWire(o.test.ordinal(), PerftestWire.flagsOf(o), o.numQps, 0, o.maxSize(), o.iters, 0,
                     0, end.mem.address() + slot, alias.rkey(), slot + PerftestControl.SIZE, new byte[16]);
-            end.peerAddress = new long[o.numQps];
-            end.peerRkey = new int[o.numQps];
-            java.util.Arrays.fill(end.peerAddress, end.peer.address());
-            java.util.Arrays.fill(end.peerRkey, alias.rkey());
+            end.peerKeys = new PerftestKeys[o.numQps];
+            java.util.Arrays.fill(end.peerKeys, new PerftestKeys(0, 0, 0, 0, alias.rkey(), end.peer.address(), null, 0));
         }
 
         private static ConnectionOptions options(PerftestOptions o, int rd) {
