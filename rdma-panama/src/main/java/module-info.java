@@ -11,8 +11,9 @@ module org.rdmapanama {
     requires org.rdmapanama.ffi;
     requires org.slf4j;
 
-    exports org.rdmapanama;
-    exports org.rdmapanama.cm;
-    exports org.rdmapanama.device;
     exports org.rdmapanama.error;
+    exports org.rdmapanama.device;
+    exports org.rdmapanama.verbs;
+    exports org.rdmapanama.cm;
+    exports org.rdmapanama.failover;
 }

@@ -2,10 +2,10 @@ package org.rdmapanama.bench;
 
 import org.rdmapanama.device.DeviceCapabilities;
 import org.rdmapanama.device.Gid;
-import org.rdmapanama.device.NoRdmaDeviceException;
 import org.rdmapanama.device.Port;
 import org.rdmapanama.device.RdmaDevice;
 import org.rdmapanama.device.RdmaDevices;
+import org.rdmapanama.error.NoRdmaDeviceException;
 import org.rdmapanama.error.RdmaException;
 
 import java.io.PrintStream;

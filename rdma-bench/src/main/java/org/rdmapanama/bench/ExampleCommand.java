@@ -1,18 +1,18 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.Access;
-import org.rdmapanama.CompletionBatch;
-import org.rdmapanama.MemoryRegion;
-import org.rdmapanama.Opcode;
-import org.rdmapanama.device.RdmaConfig;
-import org.rdmapanama.device.RdmaDevices;
-import org.rdmapanama.ReceiveRequest;
-import org.rdmapanama.RemoteBuffer;
-import org.rdmapanama.device.Selection;
-import org.rdmapanama.SendRequest;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
+import org.rdmapanama.device.RdmaConfig;
+import org.rdmapanama.device.RdmaDevices;
+import org.rdmapanama.device.Selection;
+import org.rdmapanama.verbs.Access;
+import org.rdmapanama.verbs.CompletionBatch;
+import org.rdmapanama.verbs.MemoryRegion;
+import org.rdmapanama.verbs.Opcode;
+import org.rdmapanama.verbs.ReceiveRequest;
+import org.rdmapanama.verbs.RemoteBuffer;
+import org.rdmapanama.verbs.SendRequest;
 
 import java.io.PrintStream;
 import java.net.InetSocketAddress;

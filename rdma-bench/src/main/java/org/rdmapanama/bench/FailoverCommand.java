@@ -1,10 +1,10 @@
 package org.rdmapanama.bench;
 
 import org.rdmapanama.cm.ConnectionOptions;
-import org.rdmapanama.cm.FailoverPolicy;
-import org.rdmapanama.cm.TransportRoute;
 import org.rdmapanama.device.RdmaConfig;
 import org.rdmapanama.device.Transport;
+import org.rdmapanama.failover.FailoverPolicy;
+import org.rdmapanama.failover.TransportRoute;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;

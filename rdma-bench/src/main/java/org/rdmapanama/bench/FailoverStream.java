@@ -1,16 +1,16 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.CompletionBatch;
-import org.rdmapanama.MemoryRegion;
-import org.rdmapanama.Opcode;
-import org.rdmapanama.ReceiveRequest;
-import org.rdmapanama.SendRequest;
 import org.rdmapanama.cm.ConnectionOptions;
-import org.rdmapanama.cm.FailoverListener;
 import org.rdmapanama.cm.RdmaConnection;
-import org.rdmapanama.cm.TransportFailover;
-import org.rdmapanama.cm.TransportFailure;
 import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.failover.FailoverListener;
+import org.rdmapanama.failover.TransportFailover;
+import org.rdmapanama.failover.TransportFailure;
+import org.rdmapanama.verbs.CompletionBatch;
+import org.rdmapanama.verbs.MemoryRegion;
+import org.rdmapanama.verbs.Opcode;
+import org.rdmapanama.verbs.ReceiveRequest;
+import org.rdmapanama.verbs.SendRequest;
 
 import java.io.PrintStream;
 import java.nio.ByteBuffer;

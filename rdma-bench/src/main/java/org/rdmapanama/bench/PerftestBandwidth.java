@@ -1,12 +1,12 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.ConfinedPoster;
-import org.rdmapanama.MemoryRegion;
-import org.rdmapanama.Opcode;
-import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.SendRequest;
-import org.rdmapanama.device.Transport;
 import org.rdmapanama.bench.PerftestOptions.Verb;
+import org.rdmapanama.device.Transport;
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.verbs.ConfinedPoster;
+import org.rdmapanama.verbs.MemoryRegion;
+import org.rdmapanama.verbs.Opcode;
+import org.rdmapanama.verbs.SendRequest;
 
 /**
  * perftest's bandwidth loops: the client keeps up to {@code -t} WRs in flight

@@ -1,12 +1,12 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.CompletionBatch;
-import org.rdmapanama.MemoryRegion;
-import org.rdmapanama.Opcode;
-import org.rdmapanama.ReceiveRequest;
-import org.rdmapanama.SendRequest;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.verbs.CompletionBatch;
+import org.rdmapanama.verbs.MemoryRegion;
+import org.rdmapanama.verbs.Opcode;
+import org.rdmapanama.verbs.ReceiveRequest;
+import org.rdmapanama.verbs.SendRequest;
 
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;

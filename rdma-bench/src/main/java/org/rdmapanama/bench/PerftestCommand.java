@@ -1,8 +1,8 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.device.NoSuchDeviceException;
-import org.rdmapanama.TransportCapabilityException;
 import org.rdmapanama.bench.PerftestOptions.Test;
+import org.rdmapanama.error.NoSuchDeviceException;
+import org.rdmapanama.error.TransportCapabilityException;
 
 import java.io.IOException;
 import java.io.OutputStream;

@@ -1,10 +1,10 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.CompletionBatch;
-import org.rdmapanama.ConfinedPoller;
-import org.rdmapanama.ConfinedPoster;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.ReceiveRequest;
+import org.rdmapanama.verbs.CompletionBatch;
+import org.rdmapanama.verbs.ConfinedPoller;
+import org.rdmapanama.verbs.ConfinedPoster;
+import org.rdmapanama.verbs.ReceiveRequest;
 
 import java.time.Duration;
 

@@ -1,9 +1,9 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.ConfinedPoster;
-import org.rdmapanama.MemoryRegion;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.SendRequest;
+import org.rdmapanama.verbs.ConfinedPoster;
+import org.rdmapanama.verbs.MemoryRegion;
+import org.rdmapanama.verbs.SendRequest;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;

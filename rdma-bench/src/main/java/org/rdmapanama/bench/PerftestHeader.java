@@ -1,10 +1,10 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.bench.PerftestOptions.Test;
+import org.rdmapanama.bench.PerftestOptions.Verb;
 import org.rdmapanama.device.LinkLayer;
 import org.rdmapanama.device.Port;
 import org.rdmapanama.device.Transport;
-import org.rdmapanama.bench.PerftestOptions.Test;
-import org.rdmapanama.bench.PerftestOptions.Verb;
 
 import java.io.PrintStream;
 

@@ -1,21 +1,21 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.Access;
-import org.rdmapanama.CompletionBatch;
-import org.rdmapanama.CompletionQueue;
-import org.rdmapanama.DeviceContext;
-import org.rdmapanama.MemoryRegion;
-import org.rdmapanama.Opcode;
-import org.rdmapanama.QueuePair;
-import org.rdmapanama.ReceiveRequest;
-import org.rdmapanama.SendRequest;
-import org.rdmapanama.device.AtomicCapability;
-import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.bench.PerftestOptions.Test;
 import org.rdmapanama.cm.CmEventLoop;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
-import org.rdmapanama.bench.PerftestOptions.Test;
+import org.rdmapanama.device.AtomicCapability;
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.verbs.Access;
+import org.rdmapanama.verbs.CompletionBatch;
+import org.rdmapanama.verbs.CompletionQueue;
+import org.rdmapanama.verbs.DeviceContext;
+import org.rdmapanama.verbs.MemoryRegion;
+import org.rdmapanama.verbs.Opcode;
+import org.rdmapanama.verbs.QueuePair;
+import org.rdmapanama.verbs.ReceiveRequest;
+import org.rdmapanama.verbs.SendRequest;
 
 import java.io.IOException;
 import java.io.PrintStream;

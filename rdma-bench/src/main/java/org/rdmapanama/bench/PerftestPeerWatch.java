@@ -1,10 +1,10 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.QpState;
-import org.rdmapanama.QueuePair;
 import org.rdmapanama.cm.CmEventType;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.verbs.QpState;
+import org.rdmapanama.verbs.QueuePair;
 
 import java.time.Duration;
 

@@ -1,11 +1,11 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.cm.CmEventType;
 import org.rdmapanama.cm.CmException;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
+import org.rdmapanama.error.RdmaException;
 
 import java.io.PrintStream;
 import java.net.InetAddress;

@@ -1,18 +1,18 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.Access;
-import org.rdmapanama.CompletionBatch;
-import org.rdmapanama.CompletionQueue;
-import org.rdmapanama.MemoryRegion;
-import org.rdmapanama.Opcode;
-import org.rdmapanama.ProtectionDomain;
-import org.rdmapanama.QueuePair;
-import org.rdmapanama.ReceiveRequest;
-import org.rdmapanama.SendRequest;
-import org.rdmapanama.WcStatus;
 import org.rdmapanama.cm.CmEventType;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.verbs.Access;
+import org.rdmapanama.verbs.CompletionBatch;
+import org.rdmapanama.verbs.CompletionQueue;
+import org.rdmapanama.verbs.MemoryRegion;
+import org.rdmapanama.verbs.Opcode;
+import org.rdmapanama.verbs.ProtectionDomain;
+import org.rdmapanama.verbs.QueuePair;
+import org.rdmapanama.verbs.ReceiveRequest;
+import org.rdmapanama.verbs.SendRequest;
+import org.rdmapanama.verbs.WcStatus;
 
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;

@@ -1,15 +1,15 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.Access;
-import org.rdmapanama.CompletionBatch;
-import org.rdmapanama.MemoryRegion;
-import org.rdmapanama.Opcode;
-import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.RemoteBuffer;
-import org.rdmapanama.SendRequest;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.verbs.Access;
+import org.rdmapanama.verbs.CompletionBatch;
+import org.rdmapanama.verbs.MemoryRegion;
+import org.rdmapanama.verbs.Opcode;
+import org.rdmapanama.verbs.RemoteBuffer;
+import org.rdmapanama.verbs.SendRequest;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 

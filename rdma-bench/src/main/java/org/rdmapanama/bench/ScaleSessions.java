@@ -1,15 +1,15 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.Access;
-import org.rdmapanama.CompletionBatch;
-import org.rdmapanama.MemoryRegion;
-import org.rdmapanama.Opcode;
-import org.rdmapanama.ReceiveRequest;
-import org.rdmapanama.RemoteBuffer;
-import org.rdmapanama.SendRequest;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
 import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.verbs.Access;
+import org.rdmapanama.verbs.CompletionBatch;
+import org.rdmapanama.verbs.MemoryRegion;
+import org.rdmapanama.verbs.Opcode;
+import org.rdmapanama.verbs.ReceiveRequest;
+import org.rdmapanama.verbs.RemoteBuffer;
+import org.rdmapanama.verbs.SendRequest;
 
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -129,7 +129,7 @@ final class ScaleSessions {
             }
         }).whenComplete((c, e) -> {
             boolean kept = e == null ? done.complete(c)
-                    : done.completeExceptionally(new RdmaException("connection " + i + ": " + unwrap(e).getMessage(), e));
+                    : done.completeExceptionally(new RdmaException("connection " + i + ": " + RdmaException.unwrap(e).getMessage(), e));
             if (!kept && conns[i] != null) { // the batch gave up before this one was stored: nobody else closes it
                 closeAll(new RdmaConnection[] {conns[i]});
             }
@@ -137,9 +137,6 @@ final class ScaleSessions {
         return done;
     }
 
-    private static Throwable unwrap(Throwable e) {
-        return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
-    }
 
     /** Times of one client batch, in nanoseconds of {@link System#nanoTime()}. */
     record Batch(long start, long connected, long data, long closed, long[] resolve, long[] connect) {}
@@ -299,7 +296,7 @@ final class ScaleSessions {
             return c.connectAsync(new byte[0], T);
         }).whenComplete((c, e) -> {
             if (e != null) {
-                Throwable why = unwrap(e);
+                Throwable why = RdmaException.unwrap(e);
                 done.completeExceptionally(new RdmaException("connection " + i + ": " + why.getMessage(), why));
             } else {
                 connect[i] = System.nanoTime() - t0 - resolve[i];

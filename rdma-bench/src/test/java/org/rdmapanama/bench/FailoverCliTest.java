@@ -1,8 +1,8 @@
 package org.rdmapanama.bench;
 
 import org.junit.jupiter.api.Test;
-import org.rdmapanama.cm.TransportRoute;
 import org.rdmapanama.device.Transport;
+import org.rdmapanama.failover.TransportRoute;
 
 import java.net.InetSocketAddress;
 import java.util.List;

@@ -1,11 +1,11 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.device.NoSuchDeviceException;
 import org.rdmapanama.device.RdmaConfig;
 import org.rdmapanama.device.RdmaDevices;
-import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.device.Selection;
 import org.rdmapanama.device.Transport;
+import org.rdmapanama.error.NoSuchDeviceException;
+import org.rdmapanama.error.RdmaException;
 
 import java.util.Optional;
 

@@ -2,6 +2,8 @@ package org.rdmapanama.cm;
 
 import org.rdmapanama.error.RdmaException;
 
+
+
 /**
  * Connection setup or a connection failed: an error event (ADDR_ERROR,
  * ROUTE_ERROR, UNREACHABLE, REJECTED, CONNECT_ERROR, DEVICE_REMOVAL), an

@@ -1,6 +1,5 @@
 package org.rdmapanama.cm;
 
-import org.rdmapanama.NativeResource;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.Rdma;
 import org.rdmapanama.ffi.rdma_cm_id;
@@ -8,6 +7,7 @@ import org.rdmapanama.ffi.sockaddr_in6;
 import org.rdmapanama.ffi.sockaddr_in;
 import org.rdmapanama.internal.Cm;
 import org.rdmapanama.internal.NativeCall;
+import org.rdmapanama.verbs.NativeResource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,6 +1,5 @@
 package org.rdmapanama.cm;
 
-import org.rdmapanama.NativeResource;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.rdma_cm_event;
 import org.rdmapanama.ffi.rdma_conn_param;
@@ -8,6 +7,7 @@ import org.rdmapanama.ffi.rdma_event_channel;
 import org.rdmapanama.internal.Cm;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Posix;
+import org.rdmapanama.verbs.NativeResource;
 
 import java.lang.foreign.MemorySegment;
 

@@ -1,10 +1,5 @@
 package org.rdmapanama.cm;
 
-import org.rdmapanama.CompletionQueue;
-import org.rdmapanama.DeviceContext;
-import org.rdmapanama.ProtectionDomain;
-import org.rdmapanama.QueuePair;
-import org.rdmapanama.QueuePairConfig;
 import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_qp_init_attr;
@@ -13,6 +8,11 @@ import org.rdmapanama.internal.Bridge;
 import org.rdmapanama.internal.Cleanup;
 import org.rdmapanama.internal.Cm;
 import org.rdmapanama.internal.Errno;
+import org.rdmapanama.verbs.CompletionQueue;
+import org.rdmapanama.verbs.DeviceContext;
+import org.rdmapanama.verbs.ProtectionDomain;
+import org.rdmapanama.verbs.QueuePair;
+import org.rdmapanama.verbs.QueuePairConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -169,7 +169,7 @@ public final class RdmaConnection implements AutoCloseable {
         CompletableFuture<RdmaConnection> result = new CompletableFuture<>();
         routed.whenComplete((id, e) -> {
             if (e != null) {
-                result.completeExceptionally(unwrap(e));
+                result.completeExceptionally(RdmaException.unwrap(e));
                 return;
             }
             RdmaConnection c;
@@ -270,10 +270,10 @@ public final class RdmaConnection implements AutoCloseable {
                 })
                 .whenComplete((ev, e) -> {
                     if (e != null || !routed.complete(id)) {
-                        events.end(e != null ? unwrap(e) : new java.util.concurrent.CancellationException());
+                        events.end(e != null ? RdmaException.unwrap(e) : new java.util.concurrent.CancellationException());
                         loop.unregister(id.key());
                         Cleanup.closeQuietly(id);
-                        routed.completeExceptionally(e == null ? new java.util.concurrent.CancellationException() : unwrap(e));
+                        routed.completeExceptionally(e == null ? new java.util.concurrent.CancellationException() : RdmaException.unwrap(e));
                     }
                 });
         routed.whenComplete((i, e) -> {
@@ -310,14 +310,6 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
-    static Throwable unwrap(Throwable e) {
-        while ((e instanceof CompletionException || e instanceof java.util.concurrent.ExecutionException)
-                && e.getCause() != null) {
-            e = e.getCause();
-        }
-        return e;
-    }
-
     /**
      * Waits for a future of the loop, which completes by {@code deadline} by
      * itself (its own timer); throws what it failed with. Interrupted: cancels it.
@@ -340,7 +332,7 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     private static RdmaException rethrow(Throwable t) {
-        t = unwrap(t);
+        t = RdmaException.unwrap(t);
         if (t instanceof RdmaException r) {
             return r;
         }
@@ -394,7 +386,7 @@ public final class RdmaConnection implements AutoCloseable {
         CompletableFuture<RdmaConnection> r = f.thenApply(ev -> {
             synchronized (this) {
                 if (state == State.CLOSED) {
-                    throw new CompletionException(new org.rdmapanama.ClosedResourceException(describe() + " is closed"));
+                    throw new CompletionException(new org.rdmapanama.error.ClosedResourceException(describe() + " is closed"));
                 }
                 if (takePrivateData) {
                     peerPrivateData = ev.privateData();
@@ -590,9 +582,9 @@ public final class RdmaConnection implements AutoCloseable {
     /**
      * Disconnects if connected, then frees QP, CQ, PD and cm_id, in that order.
      * A wait for this connection's events (a blocking or asynchronous connect,
-     * accept or awaitEvent) fails at once with {@link org.rdmapanama.ClosedResourceException}. Idempotent.
-     * If the verbs objects cannot close yet ({@link org.rdmapanama.ResourceBusyException}: a
-     * call on another thread still uses one; {@link org.rdmapanama.ResourceInUseException}),
+     * accept or awaitEvent) fails at once with {@link org.rdmapanama.error.ClosedResourceException}. Idempotent.
+     * If the verbs objects cannot close yet ({@link org.rdmapanama.error.ResourceBusyException}: a
+     * call on another thread still uses one; {@link org.rdmapanama.error.ResourceInUseException}),
      * that exception is thrown, the cm_id is kept (its device context must outlive them), and
      * a later close tries again.
      */
@@ -620,7 +612,7 @@ public final class RdmaConnection implements AutoCloseable {
                 Log.LOG.debug("rdma_disconnect while closing {}: {}", describe(), e.getMessage());
             }
         }
-        events.end(() -> new org.rdmapanama.ClosedResourceException(describe() + " is closed"));
+        events.end(() -> new org.rdmapanama.error.ClosedResourceException(describe() + " is closed"));
         loop.unregister(id.key()); // before rdma_destroy_id: see CmEventLoop.dispatch
         teardownPending = true;
         teardown();

@@ -1,6 +1,6 @@
 package org.rdmapanama.cm;
 
-import org.rdmapanama.ClosedResourceException;
+import org.rdmapanama.error.ClosedResourceException;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.internal.Bridge;
 import org.rdmapanama.internal.Cleanup;
@@ -22,7 +22,7 @@ import java.util.concurrent.TimeoutException;
  * {@link #accept} (or {@link #acceptAsync}) for each connect request. Its
  * events arrive through a {@link CmEventLoop}; requests nobody has taken yet
  * wait in a queue. Closing it while another thread waits in {@code accept}
- * makes that accept throw {@link org.rdmapanama.ClosedResourceException}, and
+ * makes that accept throw {@link org.rdmapanama.error.ClosedResourceException}, and
  * refuses the requests not taken.
  */
 public final class RdmaListener implements AutoCloseable {
@@ -94,8 +94,8 @@ public final class RdmaListener implements AutoCloseable {
             if (verbs.equals(java.lang.foreign.MemorySegment.NULL)) {
                 return java.util.Optional.empty();
             }
-            Bridge.Verbs<org.rdmapanama.DeviceContext, ?, ?, ?> bridge = Bridge.verbs();
-            try (org.rdmapanama.DeviceContext ctx = bridge.borrowContext(verbs)) { // librdmacm's: closing only unwraps
+            Bridge.Verbs<org.rdmapanama.verbs.DeviceContext, ?, ?, ?> bridge = Bridge.verbs();
+            try (org.rdmapanama.verbs.DeviceContext ctx = bridge.borrowContext(verbs)) { // librdmacm's: closing only unwraps
                 return java.util.Optional.of(ctx.device());
             }
         });
@@ -220,7 +220,7 @@ public final class RdmaListener implements AutoCloseable {
             }
             return null;
         } catch (java.util.concurrent.ExecutionException e) {
-            Throwable t = RdmaConnection.unwrap(e);
+            Throwable t = RdmaException.unwrap(e);
             if (t instanceof RdmaException r) {
                 throw r;
             }
@@ -241,7 +241,7 @@ public final class RdmaListener implements AutoCloseable {
         CompletableFuture<Object> f = take(System.nanoTime() + timeout.toNanos());
         f.whenComplete((item, e) -> {
             if (e != null) {
-                result.completeExceptionally(RdmaConnection.unwrap(e));
+                result.completeExceptionally(RdmaException.unwrap(e));
                 return;
             }
             RdmaConnection c;

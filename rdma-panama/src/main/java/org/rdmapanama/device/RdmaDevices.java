@@ -1,5 +1,6 @@
 package org.rdmapanama.device;
 
+import org.rdmapanama.error.NoRdmaDeviceException;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.ffi.ibv_device_attr;
 import org.rdmapanama.ffi.ibv_port_attr;

@@ -1,5 +1,6 @@
 package org.rdmapanama.device;
 
+import org.rdmapanama.error.NoSuchDeviceException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

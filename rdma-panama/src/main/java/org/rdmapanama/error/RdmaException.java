@@ -35,4 +35,16 @@ public class RdmaException extends IOException {
     public int errno() {
         return errno;
     }
+
+    /**
+     * The failure behind the {@code CompletionException} or
+     * {@code ExecutionException} that an asynchronous call's future wraps it in.
+     */
+    public static Throwable unwrap(Throwable e) {
+        while ((e instanceof java.util.concurrent.CompletionException
+                || e instanceof java.util.concurrent.ExecutionException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
 }

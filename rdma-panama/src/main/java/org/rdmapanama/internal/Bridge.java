@@ -42,7 +42,7 @@ public final class Bridge {
     }
 
     /** The class whose static initializer registers the implementation. */
-    private static final String IMPLEMENTOR = "org.rdmapanama.QueuePair";
+    private static final String IMPLEMENTOR = "org.rdmapanama.verbs.QueuePair";
 
     private static volatile Verbs<?, ?, ?, ?> verbs;
 

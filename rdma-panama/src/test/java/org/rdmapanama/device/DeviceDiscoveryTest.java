@@ -1,6 +1,6 @@
 package org.rdmapanama.device;
 
-import org.rdmapanama.LabDevices;
+import org.rdmapanama.testkit.LabDevices;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,6 @@
 package org.rdmapanama.device;
 
+import org.rdmapanama.error.NoSuchDeviceException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

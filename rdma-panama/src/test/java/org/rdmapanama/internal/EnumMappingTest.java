@@ -1,13 +1,13 @@
 package org.rdmapanama.internal;
 
 import org.junit.jupiter.api.Test;
-import org.rdmapanama.AsyncEventType;
 import org.rdmapanama.device.AtomicCapability;
 import org.rdmapanama.device.GidType;
 import org.rdmapanama.device.LinkLayer;
 import org.rdmapanama.device.Port;
 import org.rdmapanama.device.PortState;
 import org.rdmapanama.ffi.Rdma;
+import org.rdmapanama.verbs.AsyncEventType;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

@@ -1,6 +1,6 @@
 package org.rdmapanama.bench.oob;
 
-import org.rdmapanama.QpAddress;
+import org.rdmapanama.verbs.QpAddress;
 
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;

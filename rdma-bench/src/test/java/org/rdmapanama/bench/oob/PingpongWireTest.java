@@ -1,7 +1,7 @@
 package org.rdmapanama.bench.oob;
 
 import org.junit.jupiter.api.Test;
-import org.rdmapanama.QpAddress;
+import org.rdmapanama.verbs.QpAddress;
 
 import java.io.IOException;
 import java.io.OutputStream;

@@ -1,0 +1,104 @@
+package org.rdmapanama.verbs;
+
+import org.rdmapanama.error.ClosedResourceException;
+import org.rdmapanama.error.CompletionQueueOverrunException;
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.ffi.ibv_comp_channel;
+import org.rdmapanama.internal.Errno;
+import org.rdmapanama.internal.Posix;
+import org.rdmapanama.internal.Verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+/**
+ * {@code struct ibv_comp_channel}: the file descriptor that signals "a CQ
+ * armed with {@link CompletionQueue#requestNotification} has a completion".
+ * <p>
+ * {@link #await} never blocks in native code for long: it polls the
+ * non-blocking fd in slices of at most 100 ms, so a virtual thread is pinned
+ * to its carrier for no longer than that, and close or interrupt is noticed.
+ */
+public final class CompletionChannel extends NativeResource {
+    private final DeviceContext context;
+    private final int fd;
+    private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
+
+    CompletionChannel(DeviceContext context, Native channel) throws RdmaException {
+        super("CompletionChannel on " + context.device().name(), channel, context);
+        this.context = context;
+        this.fd = ibv_comp_channel.fd(handle());
+        Posix.setNonBlocking(fd, description());
+    }
+
+    void attach(CompletionQueue cq) {
+        queues.put(cq.address(), cq);
+    }
+
+    void detach(CompletionQueue cq) {
+        queues.remove(cq.address());
+    }
+
+    MemorySegment channel() {
+        return handle();
+    }
+
+    /**
+     * Waits for the next completion event, acknowledges it, and returns the CQ
+     * it is for; the CQ must be re-armed with {@link CompletionQueue#requestNotification}
+     * before it signals again. Returns null when {@code timeout} passes first.
+     *
+     * @throws InterruptedException       if the thread is interrupted while waiting
+     * @throws ClosedResourceException    if the channel is closed while waiting
+     * @throws CompletionQueueOverrunException if one of its CQs overran (it would never signal again)
+     */
+    public CompletionQueue await(Duration timeout) throws RdmaException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment cqOut = call.allocate(ADDRESS);
+            MemorySegment ctxOut = call.allocate(ADDRESS);
+            while (Posix.awaitReadable(fd, deadline, description(), this::checkUsable)) {
+                int rc;
+                try {
+                    rc = Verbs.Calls.GET_CQ_EVENT.statusOrErrno(handle(), cqOut, ctxOut);
+                } catch (IllegalStateException e) {
+                    throw translate(e);
+                }
+                if (rc == -Errno.EAGAIN) {
+                    continue; // another thread took the event
+                }
+                if (rc < 0) {
+                    throw Errno.failure("ibv_get_cq_event", description(), rc);
+                }
+                long cqAddress = cqOut.get(ADDRESS, 0).address();
+                CompletionQueue cq = queues.get(cqAddress);
+                // Acknowledge at once: ibv_destroy_cq waits for every event to be acked.
+                Verbs.ackCqEvents(MemorySegment.ofAddress(cqAddress), 1);
+                if (cq != null) {
+                    return cq;
+                }
+            }
+            return null;
+        }
+    }
+
+    /** Open, and none of its CQs overran: an overrun CQ sends no more events, so say so now. */
+    private void checkUsable() throws RdmaException {
+        checkOpen();
+        for (CompletionQueue cq : queues.values()) {
+            if (cq.hasOverrun()) {
+                throw cq.overrunError();
+            }
+        }
+    }
+
+    @Override
+    protected void destroy(MemorySegment raw) throws RdmaException {
+        Verbs.Calls.DESTROY_COMP_CHANNEL.status(context.device().name(), raw);
+    }
+}
