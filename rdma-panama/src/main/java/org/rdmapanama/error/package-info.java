@@ -1,7 +1,12 @@
 /**
- * {@link org.rdmapanama.error.RdmaException}, the failure every layer throws,
- * {@code org.rdmapanama.internal}'s checked C calls included. It sits in a
- * package of its own that depends on nothing else here, so that
- * {@code internal} can throw it without a package cycle.
+ * The failures every layer throws: {@link org.rdmapanama.error.RdmaException}
+ * (a C call failed, with its name and errno), the use of a closed resource,
+ * a close that was refused or gave up, an operation the transport lacks, no
+ * or no such device. It depends on nothing else here, so that every layer,
+ * {@code org.rdmapanama.internal} included, can throw them without a package
+ * cycle. An exception that carries a layer's own types lives in that layer
+ * ({@code verbs.WorkCompletionException}, {@code cm.CmException},
+ * {@code failover.FailoverException}); all of them extend
+ * {@code RdmaException}; misuse throws {@code IllegalStateException}s (closed, in use, busy) and {@code UnsupportedOperationException} (a capability the transport lacks).
  */
 package org.rdmapanama.error;

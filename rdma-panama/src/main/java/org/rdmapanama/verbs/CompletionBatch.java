@@ -1,6 +1,5 @@
 package org.rdmapanama.verbs;
 
-import org.rdmapanama.error.WorkCompletionException;
 import org.rdmapanama.ffi.ibv_wc;
 
 import java.lang.foreign.Arena;

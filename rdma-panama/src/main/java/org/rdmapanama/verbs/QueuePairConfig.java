@@ -75,10 +75,6 @@ public record QueuePairConfig(QueuePairType type, CompletionQueue sendCq, Comple
         return new QueuePairConfig(type, sendCq, recvCq, srq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, all);
     }
 
-    public QueuePairConfig withRecvCq(CompletionQueue cq) {
-        return new QueuePairConfig(type, sendCq, cq, srq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, signalAll);
-    }
-
     public QueuePairConfig withSrq(SharedReceiveQueue sharedReceiveQueue) {
         return new QueuePairConfig(type, sendCq, recvCq, sharedReceiveQueue, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, signalAll);
     }

@@ -180,6 +180,7 @@ public final class SendRequest implements AutoCloseable {
         return flag(i, FLAG_SIGNALED, on);
     }
 
+    /** IBV_SEND_FENCE: WR {@code i} starts only after the earlier RDMA Reads and atomics on the QP have completed. */
     public SendRequest fence(int i, boolean on) {
         return flag(i, FLAG_FENCE, on);
     }

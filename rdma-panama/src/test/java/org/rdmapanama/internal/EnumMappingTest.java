@@ -8,14 +8,34 @@ import org.rdmapanama.device.Port;
 import org.rdmapanama.device.PortState;
 import org.rdmapanama.ffi.Rdma;
 import org.rdmapanama.verbs.AsyncEventType;
+import org.rdmapanama.verbs.WcOpcode;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The public enums map C values without loading the libraries; this ties
  * those mappings to the generated constants (which AbiTest ties to the headers).
  */
 class EnumMappingTest {
+    @Test
+    void completionOpcodesAndTheirSide() {
+        int[] send = {Rdma.IBV_WC_SEND(), Rdma.IBV_WC_RDMA_WRITE(), Rdma.IBV_WC_RDMA_READ(), Rdma.IBV_WC_COMP_SWAP(),
+                Rdma.IBV_WC_FETCH_ADD(), Rdma.IBV_WC_BIND_MW(), Rdma.IBV_WC_LOCAL_INV()};
+        WcOpcode[] sendOps = {WcOpcode.SEND, WcOpcode.RDMA_WRITE, WcOpcode.RDMA_READ, WcOpcode.COMP_SWAP,
+                WcOpcode.FETCH_ADD, WcOpcode.BIND_MW, WcOpcode.LOCAL_INV};
+        for (int i = 0; i < send.length; i++) {
+            assertEquals(sendOps[i], WcOpcode.of(send[i]));
+            assertFalse(WcOpcode.of(send[i]).isReceive(), sendOps[i].name());
+        }
+        assertEquals(WcOpcode.RECV, WcOpcode.of(Rdma.IBV_WC_RECV()));
+        assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, WcOpcode.of(Rdma.IBV_WC_RECV_RDMA_WITH_IMM()));
+        assertTrue(WcOpcode.of(Rdma.IBV_WC_RECV()).isReceive());
+        assertTrue(WcOpcode.of(Rdma.IBV_WC_RECV_RDMA_WITH_IMM()).isReceive());
+        assertEquals(WcOpcode.UNKNOWN, WcOpcode.of(99));
+    }
+
     @Test
     void gidTypes() {
         assertEquals(GidType.IB, GidType.of(Rdma.IBV_GID_TYPE_IB()));

@@ -62,8 +62,14 @@ class UdAndSrqTest {
                 for (int i = 0; i < 200; i++) {
                     assertEquals((byte) (i + 3), mr.segment().get(JAVA_BYTE, 1024 + GRH + i), "byte " + i);
                 }
-                // UD sends only: RDMA is refused before posting
-                assertThrows(TransportCapabilityException.class, () -> send.opcode(0, Opcode.RDMA_WRITE));
+                // UD sends only: every operation on a remote buffer is refused before posting
+                for (Opcode op : Opcode.values()) {
+                    if (op.isRemote()) {
+                        assertThrows(TransportCapabilityException.class, () -> send.opcode(0, op), op.name());
+                    } else if (!op.hasImmediate()) {
+                        send.opcode(0, op);
+                    }
+                }
             }
         }
     }

@@ -2,7 +2,6 @@ package org.rdmapanama.verbs;
 
 import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.error.WorkCompletionException;
 import org.rdmapanama.testkit.LabDevices;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -139,6 +138,31 @@ class VerbsLoopbackTest {
             expectCompletion(cqA, 6, WcOpcode.RDMA_READ);
         }
         assertArrayEquals(mrB.segment().toArray(JAVA_BYTE), mrA.segment().toArray(JAVA_BYTE));
+    }
+
+    /** The fence holds the Write back until the Read before it has landed, so it forwards the data read. */
+    @Test
+    void aFencedWriteForwardsWhatTheReadBeforeItBrought() throws Exception {
+        fill(mrB, 6);
+        mrA.segment().fill((byte) 0);
+        try (SendRequest send = a.newSendRequest(2, 1)) {
+            send.chain(2).wrId(0, 60).opcode(0, Opcode.RDMA_READ).sge(0, 0, mrA, 0, 1024)
+                    .remote(0, mrB.address(), mrB.rkey());
+            send.wrId(1, 61).opcode(1, Opcode.RDMA_WRITE).sge(1, 0, mrA, 0, 1024)
+                    .remote(1, mrB.address() + 2048, mrB.rkey()).fence(1, true);
+            a.postSend(send);
+            long[] ids = new long[2];
+            for (int seen = 0; seen < 2; ) {
+                int n = cqA.pollUntil(batch, Duration.ofSeconds(10));
+                for (int i = 0; i < n; i++) {
+                    batch.requireSuccess(i);
+                    ids[seen++] = batch.wrId(i);
+                }
+            }
+            assertArrayEquals(new long[] {60, 61}, ids);
+        }
+        assertArrayEquals(mrB.segment().asSlice(0, 1024).toArray(JAVA_BYTE),
+                mrB.segment().asSlice(2048, 1024).toArray(JAVA_BYTE));
     }
 
     @Test

@@ -1,7 +1,7 @@
-package org.rdmapanama.error;
+package org.rdmapanama.verbs;
 
-import org.rdmapanama.verbs.WcOpcode;
-import org.rdmapanama.verbs.WcStatus;
+import org.rdmapanama.error.RdmaException;
+
 
 
 /** A work request completed with an error status. */
