@@ -2,36 +2,19 @@ package org.rdmapanama.cm;
 
 import org.rdmapanama.error.RdmaException;
 
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 
 /**
  * The events of one connection's cm_id, in order: the loop adds them, and
- * each {@link #next} future takes the oldest one not yet taken (waiters are
- * served first come, first served). A waiter that was cancelled or timed out
- * takes nothing. After {@link #end}, waiters fail with its cause.
+ * each {@link #next} future takes the oldest one not yet taken (see {@link Mailbox}).
  */
 final class CmEndpoint implements CmEventLoop.Target {
-    private final ArrayDeque<CmEvent> events = new ArrayDeque<>();
-    private final ArrayDeque<CompletableFuture<CmEvent>> waiters = new ArrayDeque<>();
-    private Supplier<? extends Throwable> endedBy; // guarded by this; made into `ended` when a waiter needs it
-    private Throwable ended;
+    private final Mailbox<CmEvent> events = new Mailbox<>(ev -> { }); // an event nobody waits for any more is dropped
 
     CompletableFuture<CmEvent> next() {
-        CompletableFuture<CmEvent> f = new CompletableFuture<>();
-        synchronized (this) {
-            if (endedBy != null) {
-                f.completeExceptionally(cause());
-                return f;
-            }
-            waiters.add(f);
-        }
-        deliver();
-        return f;
+        return events.take();
     }
 
     /**
@@ -46,7 +29,7 @@ final class CmEndpoint implements CmEventLoop.Target {
         CompletableFuture<CmEvent> result = next.thenApply(ev -> {
             if (ev.type() != wanted) {
                 throw new CompletionException(new CmException(what + " failed: " + ev.type().cName()
-                        + RdmaConnection.describeStatus(ev), ev.type(), ev.status()));
+                        + CmStatus.describe(ev), ev.type(), ev.status()));
             }
             return ev;
         });
@@ -59,13 +42,7 @@ final class CmEndpoint implements CmEventLoop.Target {
 
     @Override
     public void onEvent(CmEvent event) {
-        synchronized (this) {
-            if (endedBy != null) {
-                return;
-            }
-            events.add(event);
-        }
-        deliver();
+        events.offer(event);
     }
 
     @Override
@@ -78,56 +55,8 @@ final class CmEndpoint implements CmEventLoop.Target {
         end(() -> cause);
     }
 
-    /**
-     * {@link #end(Throwable)} with the cause made only if a waiter is failed by it: a connection's
-     * close ends its endpoint, and an exception (its stack trace) per connection nobody waits on
-     * costs set-up rates under emulation.
-     */
+    /** {@link #end(Throwable)} with the cause made only if a waiter is failed by it. */
     void end(Supplier<? extends Throwable> cause) {
-        List<CompletableFuture<CmEvent>> failed;
-        Throwable why;
-        synchronized (this) {
-            if (endedBy != null) {
-                return;
-            }
-            endedBy = cause;
-            failed = new ArrayList<>(waiters);
-            waiters.clear();
-            events.clear();
-            why = failed.isEmpty() ? null : cause();
-        }
-        for (CompletableFuture<CmEvent> f : failed) {
-            f.completeExceptionally(why);
-        }
-    }
-
-    private Throwable cause() { // under this
-        if (ended == null) {
-            ended = endedBy.get();
-        }
-        return ended;
-    }
-
-    /** Pairs waiters with events; completes outside the lock, as completion runs the waiter's stages. */
-    private void deliver() {
-        while (true) {
-            CompletableFuture<CmEvent> w;
-            CmEvent ev;
-            synchronized (this) {
-                waiters.removeIf(CompletableFuture::isDone);
-                if (waiters.isEmpty() || events.isEmpty()) {
-                    return;
-                }
-                w = waiters.poll();
-                ev = events.poll();
-            }
-            if (!w.complete(ev)) {
-                synchronized (this) {
-                    if (endedBy == null) {
-                        events.addFirst(ev); // it gave up in between: the event is the next one's
-                    }
-                }
-            }
-        }
+        events.end(cause);
     }
 }

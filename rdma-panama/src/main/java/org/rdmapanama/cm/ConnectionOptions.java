@@ -1,40 +1,38 @@
 package org.rdmapanama.cm;
 
+import org.rdmapanama.verbs.QueuePairCaps;
+
 /**
  * The queue pair and connection parameters of an {@link RdmaConnection}.
  *
- * @param sendDepth          send queue depth
- * @param recvDepth          receive queue depth
- * @param sendSge            SGEs per send WR
- * @param recvSge            SGEs per receive WR
- * @param inlineData         inline bytes per send
- * @param cqSize             completion queue size (shared by sends and receives)
- * @param rdmaReadDepth      outstanding RDMA Reads/atomics in each direction (responder_resources, initiator_depth)
- * @param retryCount         transport retries before an error completion (0..7)
- * @param rnrRetryCount      receiver-not-ready retries (0..7; 7 means forever)
- * @param signalAll          every send completes on the CQ (false: only those flagged signaled)
+ * @param caps          the queue pair's queues, SGEs, inline size and signaling
+ * @param cqSize        completion queue size (shared by sends and receives)
+ * @param rdmaReadDepth outstanding RDMA Reads/atomics in each direction (responder_resources, initiator_depth)
+ * @param retryCount    transport retries before an error completion (0..7)
+ * @param rnrRetryCount receiver-not-ready retries (0..7; 7 means forever)
  */
-public record ConnectionOptions(int sendDepth, int recvDepth, int sendSge, int recvSge, int inlineData,
-                                int cqSize, int rdmaReadDepth, int retryCount, int rnrRetryCount,
-                                boolean signalAll) {
+public record ConnectionOptions(QueuePairCaps caps, int cqSize, int rdmaReadDepth, int retryCount,
+                                int rnrRetryCount) {
     public ConnectionOptions {
-        check("sendDepth", sendDepth, 1, Integer.MAX_VALUE);
-        check("recvDepth", recvDepth, 1, Integer.MAX_VALUE);
-        check("sendSge", sendSge, 1, 1024);
-        check("recvSge", recvSge, 1, 1024);
-        check("inlineData", inlineData, 0, 1 << 20);
+        java.util.Objects.requireNonNull(caps, "caps");
         check("cqSize", cqSize, 1, Integer.MAX_VALUE);
         check("rdmaReadDepth", rdmaReadDepth, 0, 255);
         check("retryCount", retryCount, 0, 7);
         check("rnrRetryCount", rnrRetryCount, 0, 7);
         // One CQ takes both queues' completions: smaller, and they would be lost silently.
-        if ((long) sendDepth + recvDepth > cqSize) {
-            throw new IllegalArgumentException("cqSize " + cqSize + " cannot hold sendDepth " + sendDepth
-                    + " + recvDepth " + recvDepth + " completions; completions beyond it would be lost");
+        if ((long) caps.sendWr() + caps.recvWr() > cqSize) {
+            throw new IllegalArgumentException("cqSize " + cqSize + " cannot hold sendDepth " + caps.sendWr()
+                    + " + recvDepth " + caps.recvWr() + " completions; completions beyond it would be lost");
         }
     }
 
-    /** Every send signaled, as before {@code signalAll} existed. */
+    public ConnectionOptions(int sendDepth, int recvDepth, int sendSge, int recvSge, int inlineData,
+                             int cqSize, int rdmaReadDepth, int retryCount, int rnrRetryCount, boolean signalAll) {
+        this(new QueuePairCaps(sendDepth, recvDepth, sendSge, recvSge, inlineData, signalAll), cqSize, rdmaReadDepth,
+                retryCount, rnrRetryCount);
+    }
+
+    /** Every send signaled. */
     public ConnectionOptions(int sendDepth, int recvDepth, int sendSge, int recvSge, int inlineData,
                              int cqSize, int rdmaReadDepth, int retryCount, int rnrRetryCount) {
         this(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, rdmaReadDepth, retryCount, rnrRetryCount, true);
@@ -46,30 +44,60 @@ public record ConnectionOptions(int sendDepth, int recvDepth, int sendSge, int r
         }
     }
 
+    /** 64 WRs each way on a 256-entry CQ, one SGE, one outstanding Read, 7 retries of each kind. */
     public static ConnectionOptions defaults() {
-        return new ConnectionOptions(64, 64, 1, 1, 0, 256, 1, 7, 7, true);
+        return new ConnectionOptions(QueuePairCaps.of(64), 256, 1, 7, 7);
     }
 
+    public int sendDepth() {
+        return caps.sendWr();
+    }
+
+    public int recvDepth() {
+        return caps.recvWr();
+    }
+
+    public int sendSge() {
+        return caps.sendSge();
+    }
+
+    public int recvSge() {
+        return caps.recvSge();
+    }
+
+    public int inlineData() {
+        return caps.inlineData();
+    }
+
+    public boolean signalAll() {
+        return caps.signalAll();
+    }
+
+    public ConnectionOptions withCaps(QueuePairCaps newCaps) {
+        return new ConnectionOptions(newCaps, cqSize, rdmaReadDepth, retryCount, rnrRetryCount);
+    }
+
+    /** Both queues' depths; the CQ grows to hold them. */
     public ConnectionOptions withDepth(int send, int recv) {
-        return new ConnectionOptions(send, recv, sendSge, recvSge, inlineData, Math.max(cqSize, send + recv),
-                rdmaReadDepth, retryCount, rnrRetryCount, signalAll);
+        return new ConnectionOptions(caps.withDepth(send, recv), Math.max(cqSize, send + recv), rdmaReadDepth,
+                retryCount, rnrRetryCount);
     }
 
     public ConnectionOptions withSge(int send, int recv) {
-        return new ConnectionOptions(sendDepth, recvDepth, send, recv, inlineData, cqSize, rdmaReadDepth, retryCount, rnrRetryCount, signalAll);
+        return withCaps(caps.withSge(send, recv));
     }
 
     public ConnectionOptions withInline(int bytes) {
-        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, bytes, cqSize, rdmaReadDepth, retryCount, rnrRetryCount, signalAll);
+        return withCaps(caps.withInline(bytes));
     }
 
     public ConnectionOptions withSignalAll(boolean all) {
-        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, rdmaReadDepth, retryCount, rnrRetryCount, all);
+        return withCaps(caps.withSignalAll(all));
     }
 
     /** Outstanding RDMA Reads/atomics each way (responder_resources, initiator_depth). */
     public ConnectionOptions withRdmaReadDepth(int depth) {
-        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, depth, retryCount, rnrRetryCount, signalAll);
+        return new ConnectionOptions(caps, cqSize, depth, retryCount, rnrRetryCount);
     }
 
     /**
@@ -78,10 +106,10 @@ public record ConnectionOptions(int sendDepth, int recvDepth, int sendSge, int r
      * reports nothing there; 6 or less makes the failure show.
      */
     public ConnectionOptions withRetry(int count) {
-        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, rdmaReadDepth, count, rnrRetryCount, signalAll);
+        return new ConnectionOptions(caps, cqSize, rdmaReadDepth, count, rnrRetryCount);
     }
 
     public ConnectionOptions withRnrRetry(int count) {
-        return new ConnectionOptions(sendDepth, recvDepth, sendSge, recvSge, inlineData, cqSize, rdmaReadDepth, retryCount, count, signalAll);
+        return new ConnectionOptions(caps, cqSize, rdmaReadDepth, retryCount, count);
     }
 }

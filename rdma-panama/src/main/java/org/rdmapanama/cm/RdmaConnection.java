@@ -84,9 +84,7 @@ public final class RdmaConnection implements AutoCloseable {
             this.context = ctx;
             this.pd = ctx.allocateProtectionDomain();
             this.cq = ctx.createCompletionQueue(options.cqSize());
-            QueuePairConfig config = QueuePairConfig.rc(cq).withQueueDepth(options.sendDepth(), options.recvDepth())
-                    .withSge(options.sendSge(), options.recvSge()).withInline(options.inlineData())
-                    .withSignalAll(options.signalAll());
+            QueuePairConfig config = QueuePairConfig.rc(cq).withCaps(options.caps());
             this.qp = createQp(config);
         } catch (Throwable t) {
             if (ctx != null) {
@@ -465,25 +463,6 @@ public final class RdmaConnection implements AutoCloseable {
 
     private static int millis(long deadline) {
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE, (deadline - System.nanoTime()) / 1_000_000));
-    }
-
-    static String describeStatus(CmEvent ev) {
-        if (ev.status() == 0) {
-            return "";
-        }
-        return ev.type() == CmEventType.REJECTED
-                ? " (reject reason " + ev.status() + rejectReason(ev.status()) + ")"
-                : " (status " + ev.status() + ": " + Errno.describe(Math.abs(ev.status())) + ")";
-    }
-
-    /** The IB CM reject reasons a user meets (IBTA table 112), and iWARP's "connection refused". */
-    private static String rejectReason(int status) {
-        return switch (status) {
-            case 8 -> ": invalid service ID, nobody listens on that port";
-            case 28 -> ": consumer defined, the peer rejected the connection";
-            case -111, 111 -> ": connection refused, nobody listens on that port";
-            default -> "";
-        };
     }
 
     /**

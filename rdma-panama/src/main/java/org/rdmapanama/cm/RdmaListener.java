@@ -9,8 +9,6 @@ import org.rdmapanama.internal.Cm;
 import java.lang.foreign.Arena;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -34,9 +32,7 @@ public final class RdmaListener implements AutoCloseable {
     private final InetSocketAddress address;
     private final ConnectionOptions options;
     /** Request, RdmaConnection (built for a waiter that gave up) or RdmaException (DEVICE_REMOVAL). */
-    private final ArrayDeque<Object> pending = new ArrayDeque<>();
-    private final ArrayDeque<CompletableFuture<Object>> waiters = new ArrayDeque<>();
-    private boolean closed;
+    private final Mailbox<Object> pending = new Mailbox<>(this::discard);
 
     private RdmaListener(CmEventLoop loop, CmId id, InetSocketAddress address, ConnectionOptions options) {
         this.loop = loop;
@@ -131,24 +127,9 @@ public final class RdmaListener implements AutoCloseable {
 
     /** Hands {@code item} to the oldest waiter still waiting, or queues it; refuses it once closed. */
     private void offer(Object item) {
-        while (true) {
-            CompletableFuture<Object> w;
-            synchronized (this) {
-                if (closed) {
-                    break;
-                }
-                waiters.removeIf(CompletableFuture::isDone);
-                w = waiters.poll();
-                if (w == null) {
-                    pending.add(item);
-                    return;
-                }
-            }
-            if (w.complete(item)) {
-                return;
-            }
+        if (!pending.offer(item)) {
+            discard(item);
         }
-        discard(item);
     }
 
     /** Refuses a request nobody will take (destroying its cm_id rejects it), or closes a built connection. */
@@ -168,21 +149,11 @@ public final class RdmaListener implements AutoCloseable {
 
     /** The next request (or failure), or a future of it that completes with null at {@code deadline}. */
     private CompletableFuture<Object> take(long deadline) {
-        CompletableFuture<Object> f = new CompletableFuture<>();
-        synchronized (this) {
-            if (closed) {
-                f.completeExceptionally(new ClosedResourceException(describe() + " is closed"));
-                return f;
-            }
-            Object item = pending.poll();
-            if (item != null) {
-                f.complete(item);
-                return f;
-            }
-            waiters.add(f);
+        CompletableFuture<Object> f = pending.take();
+        if (!f.isDone()) {
+            CmEventLoop.Timer t = loop.schedule(deadline, () -> f.complete(null));
+            f.whenComplete((x, e) -> t.cancel());
         }
-        CmEventLoop.Timer t = loop.schedule(deadline, () -> f.complete(null));
-        f.whenComplete((x, e) -> t.cancel());
         return f;
     }
 
@@ -265,6 +236,7 @@ public final class RdmaListener implements AutoCloseable {
 
     /** Set once the listener's cm_id is out of the event loop, so that destroying it is safe. */
     private volatile boolean unregistered;
+    private boolean closed; // guarded by this
 
     /**
      * Stops listening; requests not taken are refused and waiting accepts fail. Idempotent;
@@ -272,21 +244,10 @@ public final class RdmaListener implements AutoCloseable {
      */
     @Override
     public void close() throws RdmaException {
-        List<Object> left;
-        List<CompletableFuture<Object>> failed;
         boolean retry;
         synchronized (this) {
             retry = closed;
-            if (!closed) {
-                closed = true;
-                left = new ArrayList<>(pending);
-                pending.clear();
-                failed = new ArrayList<>(waiters);
-                waiters.clear();
-            } else {
-                left = null;
-                failed = null;
-            }
+            closed = true;
         }
         if (retry) {
             if (unregistered && !id.isClosed()) {
@@ -294,10 +255,7 @@ public final class RdmaListener implements AutoCloseable {
             }
             return;
         }
-        ClosedResourceException gone = new ClosedResourceException(describe() + " is closed");
-        for (CompletableFuture<Object> w : failed) {
-            w.completeExceptionally(gone);
-        }
+        List<Object> left = pending.end(() -> new ClosedResourceException(describe() + " is closed"));
         loop.unregister(id.key()); // before rdma_destroy_id: see CmEventLoop.dispatch
         unregistered = true;
         try {
