@@ -1,18 +1,13 @@
 package org.rdmapanama.cm;
 
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.ffi.Rdma;
-import org.rdmapanama.ffi.rdma_cm_id;
-import org.rdmapanama.ffi.sockaddr_in6;
-import org.rdmapanama.ffi.sockaddr_in;
 import org.rdmapanama.internal.Cm;
+import org.rdmapanama.internal.CmStructs;
 import org.rdmapanama.internal.NativeCall;
 import org.rdmapanama.verbs.NativeResource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.net.Inet4Address;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -33,14 +28,14 @@ final class CmId extends NativeResource {
 
     /** Owns {@code id} (a cm_id rdma_cm made, e.g. for a connect request): rdma_destroy_id frees it. */
     static CmId own(String description, MemorySegment id) throws RdmaException {
-        return ownGuarded(id, rdma_cm_id.sizeof(), raw -> Cm.DESTROY_ID.status(description, raw),
+        return ownGuarded(id, CmStructs.CM_ID_SIZE, raw -> Cm.DESTROY_ID.status(description, raw),
                 n -> new CmId(description, n));
     }
 
     static CmId create(EventChannel channel, String description) throws RdmaException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(ADDRESS);
-            Cm.CREATE_ID.status(description, channel.channel(), out, MemorySegment.NULL, Rdma.RDMA_PS_TCP());
+            Cm.CREATE_ID.status(description, channel.channel(), out, MemorySegment.NULL, CmStructs.PS_TCP);
             return own(description, out.get(ADDRESS, 0));
         }
     }
@@ -67,14 +62,14 @@ final class CmId extends NativeResource {
      * context, so the context is safe to use only while a cm_id is held.
      */
     <R> R withVerbs(VerbsUse<R> use) throws RdmaException {
-        return withHandle(id -> use.use(rdma_cm_id.verbs(id)));
+        return withHandle(id -> use.use(CmStructs.idContext(id)));
     }
 
     /** {@code rdma_create_qp} with the PD's handle; returns {@code id->qp}. */
     MemorySegment createQp(MemorySegment pd, MemorySegment initAttr, String what) throws RdmaException {
         return withHandle(id -> {
             Cm.CREATE_QP.status(what, id, pd, initAttr);
-            return rdma_cm_id.qp(id);
+            return CmStructs.idQp(id);
         });
     }
 
@@ -88,23 +83,7 @@ final class CmId extends NativeResource {
 
     /** A {@code struct sockaddr_in} or {@code sockaddr_in6} for {@code address}, in {@code arena}. */
     static MemorySegment sockaddr(Arena arena, InetSocketAddress address) {
-        InetAddress ip = address.getAddress();
-        if (ip == null) {
-            throw new IllegalArgumentException("unresolved address " + address);
-        }
-        short port = Short.reverseBytes((short) address.getPort()); // network order
-        if (ip instanceof Inet4Address) {
-            MemorySegment sa = arena.allocate(sockaddr_in.layout());
-            sockaddr_in.sin_family(sa, (short) Rdma.AF_INET());
-            sockaddr_in.sin_port(sa, port);
-            sockaddr_in.sin_addr(sa).copyFrom(MemorySegment.ofArray(ip.getAddress()));
-            return sa;
-        }
-        MemorySegment sa = arena.allocate(sockaddr_in6.layout());
-        sockaddr_in6.sin6_family(sa, (short) Rdma.AF_INET6());
-        sockaddr_in6.sin6_port(sa, port);
-        sockaddr_in6.sin6_addr(sa).copyFrom(MemorySegment.ofArray(ip.getAddress()));
-        return sa;
+        return CmStructs.sockaddr(arena, address);
     }
 
     static byte[] bytes(MemorySegment s) {
