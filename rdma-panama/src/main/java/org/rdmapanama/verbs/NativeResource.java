@@ -4,6 +4,7 @@ import org.rdmapanama.error.ClosedResourceException;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.error.ResourceBusyException;
 import org.rdmapanama.error.ResourceInUseException;
+import org.rdmapanama.internal.Bridge;
 import org.rdmapanama.internal.NativeCall;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -78,6 +79,12 @@ public abstract class NativeResource implements AutoCloseable {
     private volatile int calls;   // guarded resources: calls between enter() and leave()
 
     private static final VarHandle CALLS;
+
+    // Every object that reaches the bridge (a cm_id, a connection's PD) is a NativeResource,
+    // so this class is initialized before the bridge is first used: no lookup by class name.
+    static {
+        Bridge.register(new QueuePair.BridgeImpl());
+    }
 
     static {
         try {

@@ -30,10 +30,6 @@ public final class QueuePair extends NativeResource {
     /** The Q_Key UD QPs use unless told otherwise (perftest's and rdma_cm's). */
     public static final int DEFAULT_QKEY = 0x11111111;
 
-    static {
-        Bridge.register(new BridgeImpl());
-    }
-
     private final ProtectionDomain pd;
     private final DeviceContext context;
     private final QueuePairConfig config;
@@ -339,7 +335,8 @@ public final class QueuePair extends NativeResource {
         }
     }
 
-    private static final class BridgeImpl
+    /** Registered by {@link NativeResource}'s static initializer (creating it does not initialize this class). */
+    static final class BridgeImpl
             implements Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> {
         @Override
         public DeviceContext borrowContext(MemorySegment ibvContext) throws RdmaException {
