@@ -44,7 +44,7 @@ final class EventChannel extends NativeResource {
      * its cm_id blocks.
      */
     MemorySegment poll(MemorySegment out) throws RdmaException {
-        int rc = Cm.GET_CM_EVENT.statusOrErrno(handle(), out);
+        int rc = Cm.GET_CM_EVENT.call(handle(), out);
         if (rc == -Errno.EAGAIN) {
             return null;
         }

@@ -376,7 +376,7 @@ public final class RdmaConnection implements AutoCloseable {
         } catch (RdmaException e) {
             // iWARP connects over TCP at once: a refused connection fails here, not as an event.
             throw new CmException("connecting to " + peer + ": "
-                    + Errno.message("rdma_connect", context.device().name(), e.errno()), null, e.errno());
+                    + Errno.message("rdma_connect", context.device().name(), e.errno()), null, -e.errno());
         }
         return established(events.expect(loop, CmEventType.ESTABLISHED, deadline, "connecting to " + peer), true);
     }
@@ -464,7 +464,7 @@ public final class RdmaConnection implements AutoCloseable {
         }
         return ev.type() == CmEventType.REJECTED
                 ? " (reject reason " + ev.status() + rejectReason(ev.status()) + ")"
-                : " (status " + ev.status() + ": " + Errno.describe(Math.abs(ev.status())) + ")";
+                : " (status " + ev.status() + ": " + Errno.describe(-ev.status()) + ")";
     }
 
     /** The IB CM reject reasons a user meets (IBTA table 112), and iWARP's "connection refused". */

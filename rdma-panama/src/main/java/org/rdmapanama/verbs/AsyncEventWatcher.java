@@ -171,7 +171,7 @@ final class AsyncEventWatcher {
     private synchronized boolean drain(MemorySegment event) {
         // The fd may have been closed and its number reused since poll returned: check first.
         while (!stopped) {
-            int rc = Verbs.Calls.GET_ASYNC_EVENT.statusOrErrno(context, event);
+            int rc = Verbs.Calls.GET_ASYNC_EVENT.call(context, event);
             if (rc == -Errno.EAGAIN) {
                 return true;
             }

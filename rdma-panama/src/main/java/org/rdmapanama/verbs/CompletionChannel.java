@@ -65,7 +65,7 @@ public final class CompletionChannel extends NativeResource {
             while (Posix.awaitReadable(fd, deadline, description(), this::checkUsable)) {
                 int rc;
                 try {
-                    rc = Verbs.Calls.GET_CQ_EVENT.statusOrErrno(handle(), cqOut, ctxOut);
+                    rc = Verbs.Calls.GET_CQ_EVENT.call(handle(), cqOut, ctxOut);
                 } catch (IllegalStateException e) {
                     throw translate(e);
                 }

@@ -225,10 +225,10 @@ public final class QueuePair extends NativeResource {
     }
 
     RdmaException postFailure(String verb, int rc) {
-        int errno = Math.abs(rc);
+        int errno = -rc;
         String hint = errno == Errno.ENOMEM ? " (the queue is full: poll completions first, or make it deeper)"
                 : errno == Errno.EINVAL ? " (the QP is in the wrong state, or a WR exceeds its limits)" : "";
-        return Errno.failure(verb, description(), errno, hint);
+        return Errno.failure(verb, description(), rc, hint);
     }
 
     // --- state transitions (rc_pingpong's pp_connect_ctx, in steps; attributes in QpTransition) ---
