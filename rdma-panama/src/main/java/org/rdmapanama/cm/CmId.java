@@ -4,6 +4,8 @@ import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.internal.Cm;
 import org.rdmapanama.internal.CmStructs;
 import org.rdmapanama.internal.NativeCall;
+import org.rdmapanama.internal.Ownership;
+import org.rdmapanama.internal.ResourceLifecycle;
 import org.rdmapanama.verbs.NativeResource;
 
 import java.lang.foreign.Arena;
@@ -15,20 +17,21 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 /**
  * {@code struct rdma_cm_id}, destroyed with {@code rdma_destroy_id}. Guarded
- * (see {@link NativeResource}): every call and read runs between
+ * (see {@link ResourceLifecycle}): every call and read runs between
  * {@code enter()} and {@code leave()}, and its close takes no arena handshake.
  */
-final class CmId extends NativeResource {
+final class CmId implements AutoCloseable, ResourceLifecycle.Hooks {
+    private final ResourceLifecycle life;
     private final MemorySegment key;
 
-    private CmId(String description, Native id) {
-        super(description, id, null);
+    private CmId(String description, Ownership.Pending id) {
+        this.life = new ResourceLifecycle(description, id, null, this);
         this.key = MemorySegment.ofAddress(id.struct().address());
     }
 
     /** Owns {@code id} (a cm_id rdma_cm made, e.g. for a connect request): rdma_destroy_id frees it. */
     static CmId own(String description, MemorySegment id) throws RdmaException {
-        return ownGuarded(id, CmStructs.CM_ID_SIZE, raw -> Cm.DESTROY_ID.status(description, raw),
+        return Ownership.own(id, CmStructs.CM_ID_SIZE, true, raw -> Cm.DESTROY_ID.status(description, raw),
                 n -> new CmId(description, n));
     }
 
@@ -47,10 +50,10 @@ final class CmId extends NativeResource {
 
     /** {@code call} (an {@code rdma_*} call whose first argument is the cm_id); a close waits for it. */
     int status(NativeCall call, String what, Object... rest) throws RdmaException {
-        return statusWith(call, what, rest);
+        return life.status(call, what, rest);
     }
 
-    /** What {@link #withVerbs} runs (the connection layer cannot name NativeResource's own). */
+    /** What {@link #withVerbs} runs. */
     @FunctionalInterface
     interface VerbsUse<R> {
         R use(MemorySegment verbs) throws RdmaException;
@@ -62,12 +65,12 @@ final class CmId extends NativeResource {
      * context, so the context is safe to use only while a cm_id is held.
      */
     <R> R withVerbs(VerbsUse<R> use) throws RdmaException {
-        return withHandle(id -> use.use(CmStructs.idContext(id)));
+        return life.withHandle(id -> use.use(CmStructs.idContext(id)));
     }
 
     /** {@code rdma_create_qp} with the PD's handle; returns {@code id->qp}. */
     MemorySegment createQp(MemorySegment pd, MemorySegment initAttr, String what) throws RdmaException {
-        return withHandle(id -> {
+        return life.withHandle(id -> {
             Cm.CREATE_QP.status(what, id, pd, initAttr);
             return CmStructs.idQp(id);
         });
@@ -75,7 +78,7 @@ final class CmId extends NativeResource {
 
     /** {@code rdma_destroy_qp}, which also clears {@code id->qp}, which rdma_cm reads. */
     void destroyQp() throws RdmaException {
-        withHandle(id -> {
+        life.withHandle(id -> {
             Cm.destroyQp(id);
             return null;
         });
@@ -90,8 +93,26 @@ final class CmId extends NativeResource {
         return s.toArray(JAVA_BYTE);
     }
 
+    String description() {
+        return life.description();
+    }
+
+    boolean isClosed() {
+        return life.isClosed();
+    }
+
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
-        Cm.DESTROY_ID.status(description(), raw);
+    public void close() throws RdmaException {
+        life.close(NativeResource.DEFAULT_CALL_WAIT);
+    }
+
+    @Override
+    public void destroy(MemorySegment raw) throws RdmaException {
+        Cm.DESTROY_ID.status(life.description(), raw);
+    }
+
+    @Override
+    public String toString() {
+        return life.toString();
     }
 }

@@ -5,6 +5,8 @@ import org.rdmapanama.internal.Cm;
 import org.rdmapanama.internal.CmStructs;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Posix;
+import org.rdmapanama.internal.Ownership;
+import org.rdmapanama.internal.ResourceLifecycle;
 import org.rdmapanama.verbs.NativeResource;
 
 import java.lang.foreign.MemorySegment;
@@ -15,23 +17,24 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  * {@code struct rdma_event_channel}: where a cm_id's events arrive. Its fd is
  * non-blocking; one {@link CmEventLoop} thread polls it and reads the events.
  */
-final class EventChannel extends NativeResource {
+final class EventChannel implements AutoCloseable, ResourceLifecycle.Hooks {
+    private final ResourceLifecycle life;
     private final int fd;
 
-    private EventChannel(Native channel) throws RdmaException {
-        super("rdma_cm event channel", channel, null);
-        this.fd = CmStructs.channelFd(handle());
-        Posix.setNonBlocking(fd, description()); // if it throws, own() destroys the channel
+    private EventChannel(Ownership.Pending channel) throws RdmaException {
+        this.life = new ResourceLifecycle("rdma_cm event channel", channel, null, this);
+        this.fd = CmStructs.channelFd(life.handle());
+        Posix.setNonBlocking(fd, life.description()); // if it throws, own() destroys the channel
     }
 
     static EventChannel create() throws RdmaException {
         org.rdmapanama.internal.NativeLibraries.require();
-        return own(Cm.CREATE_EVENT_CHANNEL.pointer(""), CmStructs.EVENT_CHANNEL_SIZE,
+        return Ownership.own(Cm.CREATE_EVENT_CHANNEL.pointer(""), CmStructs.EVENT_CHANNEL_SIZE, false,
                 Cm::destroyEventChannel, EventChannel::new);
     }
 
     MemorySegment channel() {
-        return handle();
+        return life.handle();
     }
 
     int fd() {
@@ -44,12 +47,12 @@ final class EventChannel extends NativeResource {
      * its cm_id blocks.
      */
     MemorySegment poll(MemorySegment out) throws RdmaException {
-        int rc = Cm.GET_CM_EVENT.call(handle(), out);
+        int rc = Cm.GET_CM_EVENT.call(life.handle(), out);
         if (rc == -Errno.EAGAIN) {
             return null;
         }
         if (rc < 0) {
-            throw Errno.failure("rdma_get_cm_event", description(), rc);
+            throw Errno.failure("rdma_get_cm_event", life.description(), rc);
         }
         return out.get(ADDRESS, 0).reinterpret(CmStructs.CM_EVENT_SIZE);
     }
@@ -80,7 +83,17 @@ final class EventChannel extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    public void close() throws RdmaException {
+        life.close(NativeResource.DEFAULT_CALL_WAIT);
+    }
+
+    @Override
+    public void destroy(MemorySegment raw) {
         Cm.destroyEventChannel(raw);
+    }
+
+    @Override
+    public String toString() {
+        return life.toString();
     }
 }

@@ -55,7 +55,7 @@ public final class AddressHandle extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         Verbs.Calls.DESTROY_AH.status(description(), raw);
     }
 }

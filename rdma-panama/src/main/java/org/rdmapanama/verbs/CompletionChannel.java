@@ -98,7 +98,7 @@ public final class CompletionChannel extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         Verbs.Calls.DESTROY_COMP_CHANNEL.status(context.device().name(), raw);
     }
 }

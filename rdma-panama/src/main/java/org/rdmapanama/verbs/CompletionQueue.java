@@ -64,7 +64,7 @@ public final class CompletionQueue extends NativeResource implements CompletionS
     }
 
     @Override
-    protected void opened() {
+    void opened() {
         context.events().watch(this);
         if (channel != null) {
             channel.attach(this);
@@ -169,13 +169,13 @@ public final class CompletionQueue extends NativeResource implements CompletionS
 
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         context.events().unwatch(this);
         Verbs.Calls.DESTROY_CQ.status(description(), raw);
     }
 
     @Override
-    protected void released() {
+    void released() {
         if (channel != null) {
             channel.detach(this);
             channel.removeUser(asUser);

@@ -211,7 +211,7 @@ public final class DeviceContext extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         events.release(); // before the close: the watcher must not read a closed context
         if (owned) {
             Verbs.closeDevice(raw, device.name());

@@ -120,7 +120,7 @@ public final class MemoryRegion extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         Verbs.Calls.DEREG_MR.status(description(), raw);
         deregistered = true;
     }
@@ -130,7 +130,7 @@ public final class MemoryRegion extends NativeResource {
     }
 
     @Override
-    protected void released() {
+    void released() {
         // A region whose dereg failed may still be written by the device: its memory is left allocated.
         if (ownedMemory != null && deregistered) {
             NativeMemory.free(ownedMemory);

@@ -317,12 +317,12 @@ public final class QueuePair extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         destroyer.destroy(raw);
     }
 
     @Override
-    protected void released() {
+    void released() {
         config.sendCq().removeUser(asUser);
         config.recvCq().removeUser(asUser);
         if (config.srq() != null) {

@@ -86,7 +86,7 @@ public final class SharedReceiveQueue extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         Verbs.Calls.DESTROY_SRQ.status(description(), raw);
     }
 }
