@@ -1,9 +1,7 @@
 package org.rdmapanama.error;
 
-import org.rdmapanama.verbs.NativeResource;
-
 /**
- * {@link NativeResource#close(java.time.Duration)} gave up: a call on another
+ * {@code NativeResource.close(Duration)} gave up: a call on another
  * thread (a post, a poll, a wait on a channel) kept using the resource for
  * longer than the close was allowed to wait. Nothing was freed under that
  * call; the resource stays open and the close may be tried again.

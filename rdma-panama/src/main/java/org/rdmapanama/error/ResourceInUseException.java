@@ -1,9 +1,7 @@
 package org.rdmapanama.error;
 
-import org.rdmapanama.verbs.NativeResource;
-
 /**
- * {@link NativeResource#close()} was refused because another resource still
+ * {@code NativeResource.close()} was refused because another resource still
  * depends on this one (a queue pair on its completion queue, a send request on
  * an address handle). Nothing was freed; close the dependents first.
  */

@@ -1,6 +1,5 @@
 package org.rdmapanama.verbs;
 
-import org.rdmapanama.error.WorkCompletionException;
 import org.rdmapanama.internal.WorkRequests;
 
 import java.lang.foreign.Arena;

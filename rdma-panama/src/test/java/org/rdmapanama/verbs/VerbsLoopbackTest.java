@@ -2,7 +2,6 @@ package org.rdmapanama.verbs;
 
 import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.error.WorkCompletionException;
 import org.rdmapanama.testkit.LabDevices;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,10 +1,8 @@
-package org.rdmapanama.error;
+package org.rdmapanama.verbs;
 
-import org.rdmapanama.verbs.WcOpcode;
-import org.rdmapanama.verbs.WcStatus;
+import org.rdmapanama.error.RdmaException;
 
-
-/** A work request completed with an error status. */
+/** A work request completed with an error status. It lives here, not in error, because it carries a {@link WcStatus}. */
 public final class WorkCompletionException extends RdmaException {
     private final WcStatus status;
     private final long wrId;
