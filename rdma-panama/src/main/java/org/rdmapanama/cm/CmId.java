@@ -11,6 +11,7 @@ import org.rdmapanama.verbs.NativeResource;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -21,6 +22,10 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
  * {@code enter()} and {@code leave()}, and its close takes no arena handshake.
  */
 final class CmId implements AutoCloseable, ResourceLifecycle.Hooks {
+    // Reading a verbs static initializes NativeResource, whose static initializer registers the
+    // verbs bridge: every use of the bridge holds a cm_id, so it is registered by then, by no name.
+    static final Duration CALL_WAIT = NativeResource.DEFAULT_CALL_WAIT;
+
     private final ResourceLifecycle life;
     private final MemorySegment key;
 
@@ -103,7 +108,7 @@ final class CmId implements AutoCloseable, ResourceLifecycle.Hooks {
 
     @Override
     public void close() throws RdmaException {
-        life.close(NativeResource.DEFAULT_CALL_WAIT);
+        life.close(CALL_WAIT);
     }
 
     @Override

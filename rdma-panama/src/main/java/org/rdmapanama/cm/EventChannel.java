@@ -7,7 +7,6 @@ import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Posix;
 import org.rdmapanama.internal.Ownership;
 import org.rdmapanama.internal.ResourceLifecycle;
-import org.rdmapanama.verbs.NativeResource;
 
 import java.lang.foreign.MemorySegment;
 
@@ -84,7 +83,7 @@ final class EventChannel implements AutoCloseable, ResourceLifecycle.Hooks {
 
     @Override
     public void close() throws RdmaException {
-        life.close(NativeResource.DEFAULT_CALL_WAIT);
+        life.close(CmId.CALL_WAIT);
     }
 
     @Override

@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
  * Lets the connection layer ({@code org.rdmapanama.cm}) reach the few
  * package-private parts of the verbs objects it needs, without making them
  * public API: the JDK's SharedSecrets pattern. The verbs types are type
- * parameters, so that this package does not depend on {@code org.rdmapanama}
+ * parameters, so that this package does not depend on {@code org.rdmapanama.verbs}
  * (which depends on it): {@code C} is {@code DeviceContext}, {@code P}
  * {@code ProtectionDomain}, {@code Q} {@code QueuePair}, {@code K}
  * {@code QueuePairConfig}.

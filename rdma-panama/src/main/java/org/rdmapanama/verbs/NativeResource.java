@@ -42,8 +42,8 @@ public abstract class NativeResource implements AutoCloseable {
     /** How long {@link #close()} waits for calls on other threads (a post, a poll) to return. */
     public static final Duration DEFAULT_CALL_WAIT = Duration.ofSeconds(10);
 
-    // Every object that reaches the bridge (a connection's PD, a borrowed context's creator) is a
-    // NativeResource, so this class is initialized before the bridge is first used: no lookup by name.
+    // The cm layer reaches the bridge only through a cm_id, whose class reads DEFAULT_CALL_WAIT and so
+    // initializes this class first: the bridge is registered without naming a class.
     static {
         Bridge.register(new QueuePair.BridgeImpl());
     }
