@@ -1,11 +1,13 @@
 /**
  * rdma-panama: RDMA verbs and rdma_cm for Java over the FFM API.
  * {@code org.rdmapanama.internal} (not exported) is the only package that
- * links C functions; the others read and write C structs through the
- * generated layouts. {@code org.rdmapanama.device} is discovery, configuration
- * and transport selection; {@code org.rdmapanama} the verbs objects on it;
- * {@code org.rdmapanama.cm} connections on those; {@code org.rdmapanama.error}
- * (RdmaException) under all of them, internal included. No package cycles.
+ * uses the generated bindings: it links the C functions and reads and writes
+ * the C structs, behind static methods. {@code org.rdmapanama.error}
+ * (RdmaException) is under all of them, internal included;
+ * {@code org.rdmapanama.device} is discovery, configuration and transport
+ * selection; {@code org.rdmapanama.verbs} the verbs objects on it;
+ * {@code org.rdmapanama.cm} connections on those; {@code org.rdmapanama.failover}
+ * moves a connection between transports. No package cycles.
  */
 module org.rdmapanama {
     requires org.rdmapanama.ffi;

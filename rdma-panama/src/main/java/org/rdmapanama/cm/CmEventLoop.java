@@ -236,7 +236,7 @@ public final class CmEventLoop implements AutoCloseable {
                 }
                 if ((ready & Posix.FIRST_FAILED) != 0) {
                     throw org.rdmapanama.internal.Errno.failure("poll", "rdma_cm event channel of " + name,
-                            org.rdmapanama.internal.Errno.EIO);
+                            -org.rdmapanama.internal.Errno.EIO);
                 }
                 if ((ready & Posix.FIRST_READABLE) != 0) {
                     // A bounded batch, so that timers and tasks are not starved by a flood.

@@ -13,12 +13,16 @@ public final class CmException extends RdmaException {
     private final CmEventType event;
     private final boolean timeout;
 
+    /**
+     * @param status the event's status, or a failed call's result: -errno, or
+     *               (REJECTED) a positive reject reason, which is no errno
+     */
     CmException(String message, CmEventType event, int status) {
         this(message, event, status, false);
     }
 
     private CmException(String message, CmEventType event, int status, boolean timeout) {
-        super(event == null ? "rdma_get_cm_event" : event.cName(), Math.abs(status), message);
+        super(event == null ? "rdma_get_cm_event" : event.cName(), status < 0 ? -status : 0, message);
         this.event = event;
         this.timeout = timeout;
     }

@@ -1,46 +1,49 @@
 package org.rdmapanama.cm;
 
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.ffi.Rdma;
-import org.rdmapanama.ffi.rdma_cm_id;
-import org.rdmapanama.ffi.sockaddr_in6;
-import org.rdmapanama.ffi.sockaddr_in;
 import org.rdmapanama.internal.Cm;
+import org.rdmapanama.internal.CmStructs;
 import org.rdmapanama.internal.NativeCall;
+import org.rdmapanama.internal.Ownership;
+import org.rdmapanama.internal.ResourceLifecycle;
 import org.rdmapanama.verbs.NativeResource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.net.Inet4Address;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 /**
  * {@code struct rdma_cm_id}, destroyed with {@code rdma_destroy_id}. Guarded
- * (see {@link NativeResource}): every call and read runs between
+ * (see {@link ResourceLifecycle}): every call and read runs between
  * {@code enter()} and {@code leave()}, and its close takes no arena handshake.
  */
-final class CmId extends NativeResource {
+final class CmId implements AutoCloseable, ResourceLifecycle.Hooks {
+    // Reading a verbs static initializes NativeResource, whose static initializer registers the
+    // verbs bridge: every use of the bridge holds a cm_id, so it is registered by then, by no name.
+    static final Duration CALL_WAIT = NativeResource.DEFAULT_CALL_WAIT;
+
+    private final ResourceLifecycle life;
     private final MemorySegment key;
 
-    private CmId(String description, Native id) {
-        super(description, id, null);
+    private CmId(String description, Ownership.Pending id) {
+        this.life = new ResourceLifecycle(description, id, null, this);
         this.key = MemorySegment.ofAddress(id.struct().address());
     }
 
     /** Owns {@code id} (a cm_id rdma_cm made, e.g. for a connect request): rdma_destroy_id frees it. */
     static CmId own(String description, MemorySegment id) throws RdmaException {
-        return ownGuarded(id, rdma_cm_id.sizeof(), raw -> Cm.DESTROY_ID.status(description, raw),
+        return Ownership.own(id, CmStructs.CM_ID_SIZE, true, raw -> Cm.DESTROY_ID.status(description, raw),
                 n -> new CmId(description, n));
     }
 
     static CmId create(EventChannel channel, String description) throws RdmaException {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(ADDRESS);
-            Cm.CREATE_ID.status(description, channel.channel(), out, MemorySegment.NULL, Rdma.RDMA_PS_TCP());
+            Cm.CREATE_ID.status(description, channel.channel(), out, MemorySegment.NULL, CmStructs.PS_TCP);
             return own(description, out.get(ADDRESS, 0));
         }
     }
@@ -52,10 +55,10 @@ final class CmId extends NativeResource {
 
     /** {@code call} (an {@code rdma_*} call whose first argument is the cm_id); a close waits for it. */
     int status(NativeCall call, String what, Object... rest) throws RdmaException {
-        return statusWith(call, what, rest);
+        return life.status(call, what, rest);
     }
 
-    /** What {@link #withVerbs} runs (the connection layer cannot name NativeResource's own). */
+    /** What {@link #withVerbs} runs. */
     @FunctionalInterface
     interface VerbsUse<R> {
         R use(MemorySegment verbs) throws RdmaException;
@@ -67,20 +70,20 @@ final class CmId extends NativeResource {
      * context, so the context is safe to use only while a cm_id is held.
      */
     <R> R withVerbs(VerbsUse<R> use) throws RdmaException {
-        return withHandle(id -> use.use(rdma_cm_id.verbs(id)));
+        return life.withHandle(id -> use.use(CmStructs.idContext(id)));
     }
 
     /** {@code rdma_create_qp} with the PD's handle; returns {@code id->qp}. */
     MemorySegment createQp(MemorySegment pd, MemorySegment initAttr, String what) throws RdmaException {
-        return withHandle(id -> {
+        return life.withHandle(id -> {
             Cm.CREATE_QP.status(what, id, pd, initAttr);
-            return rdma_cm_id.qp(id);
+            return CmStructs.idQp(id);
         });
     }
 
     /** {@code rdma_destroy_qp}, which also clears {@code id->qp}, which rdma_cm reads. */
     void destroyQp() throws RdmaException {
-        withHandle(id -> {
+        life.withHandle(id -> {
             Cm.destroyQp(id);
             return null;
         });
@@ -88,31 +91,33 @@ final class CmId extends NativeResource {
 
     /** A {@code struct sockaddr_in} or {@code sockaddr_in6} for {@code address}, in {@code arena}. */
     static MemorySegment sockaddr(Arena arena, InetSocketAddress address) {
-        InetAddress ip = address.getAddress();
-        if (ip == null) {
-            throw new IllegalArgumentException("unresolved address " + address);
-        }
-        short port = Short.reverseBytes((short) address.getPort()); // network order
-        if (ip instanceof Inet4Address) {
-            MemorySegment sa = arena.allocate(sockaddr_in.layout());
-            sockaddr_in.sin_family(sa, (short) Rdma.AF_INET());
-            sockaddr_in.sin_port(sa, port);
-            sockaddr_in.sin_addr(sa).copyFrom(MemorySegment.ofArray(ip.getAddress()));
-            return sa;
-        }
-        MemorySegment sa = arena.allocate(sockaddr_in6.layout());
-        sockaddr_in6.sin6_family(sa, (short) Rdma.AF_INET6());
-        sockaddr_in6.sin6_port(sa, port);
-        sockaddr_in6.sin6_addr(sa).copyFrom(MemorySegment.ofArray(ip.getAddress()));
-        return sa;
+        return CmStructs.sockaddr(arena, address);
     }
 
     static byte[] bytes(MemorySegment s) {
         return s.toArray(JAVA_BYTE);
     }
 
+    String description() {
+        return life.description();
+    }
+
+    boolean isClosed() {
+        return life.isClosed();
+    }
+
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
-        Cm.DESTROY_ID.status(description(), raw);
+    public void close() throws RdmaException {
+        life.close(CALL_WAIT);
+    }
+
+    @Override
+    public void destroy(MemorySegment raw) throws RdmaException {
+        Cm.DESTROY_ID.status(life.description(), raw);
+    }
+
+    @Override
+    public String toString() {
+        return life.toString();
     }
 }

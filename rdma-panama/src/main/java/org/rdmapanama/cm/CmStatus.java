@@ -13,7 +13,7 @@ final class CmStatus {
         }
         return ev.type() == CmEventType.REJECTED
                 ? " (reject reason " + ev.status() + rejectReason(ev.status()) + ")"
-                : " (status " + ev.status() + ": " + Errno.describe(Math.abs(ev.status())) + ")";
+                : " (status " + ev.status() + ": " + Errno.describe(-ev.status()) + ")";
     }
 
     /** The IB CM reject reasons a user meets (IBTA table 112), and iWARP's "connection refused". */

@@ -1,40 +1,39 @@
 package org.rdmapanama.cm;
 
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.ffi.rdma_cm_event;
-import org.rdmapanama.ffi.rdma_conn_param;
-import org.rdmapanama.ffi.rdma_event_channel;
 import org.rdmapanama.internal.Cm;
+import org.rdmapanama.internal.CmStructs;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Posix;
-import org.rdmapanama.verbs.NativeResource;
+import org.rdmapanama.internal.Ownership;
+import org.rdmapanama.internal.ResourceLifecycle;
 
 import java.lang.foreign.MemorySegment;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 /**
  * {@code struct rdma_event_channel}: where a cm_id's events arrive. Its fd is
  * non-blocking; one {@link CmEventLoop} thread polls it and reads the events.
  */
-final class EventChannel extends NativeResource {
+final class EventChannel implements AutoCloseable, ResourceLifecycle.Hooks {
+    private final ResourceLifecycle life;
     private final int fd;
 
-    private EventChannel(Native channel) throws RdmaException {
-        super("rdma_cm event channel", channel, null);
-        this.fd = rdma_event_channel.fd(handle());
-        Posix.setNonBlocking(fd, description()); // if it throws, own() destroys the channel
+    private EventChannel(Ownership.Pending channel) throws RdmaException {
+        this.life = new ResourceLifecycle("rdma_cm event channel", channel, null, this);
+        this.fd = CmStructs.channelFd(life.handle());
+        Posix.setNonBlocking(fd, life.description()); // if it throws, own() destroys the channel
     }
 
     static EventChannel create() throws RdmaException {
         org.rdmapanama.internal.NativeLibraries.require();
-        return own(Cm.CREATE_EVENT_CHANNEL.pointer(""), rdma_event_channel.sizeof(),
+        return Ownership.own(Cm.CREATE_EVENT_CHANNEL.pointer(""), CmStructs.EVENT_CHANNEL_SIZE, false,
                 Cm::destroyEventChannel, EventChannel::new);
     }
 
     MemorySegment channel() {
-        return handle();
+        return life.handle();
     }
 
     int fd() {
@@ -47,14 +46,14 @@ final class EventChannel extends NativeResource {
      * its cm_id blocks.
      */
     MemorySegment poll(MemorySegment out) throws RdmaException {
-        int rc = Cm.GET_CM_EVENT.statusOrErrno(handle(), out);
+        int rc = Cm.GET_CM_EVENT.call(life.handle(), out);
         if (rc == -Errno.EAGAIN) {
             return null;
         }
         if (rc < 0) {
-            throw Errno.failure("rdma_get_cm_event", description(), rc);
+            throw Errno.failure("rdma_get_cm_event", life.description(), rc);
         }
-        return out.get(ADDRESS, 0).reinterpret(rdma_cm_event.sizeof());
+        return out.get(ADDRESS, 0).reinterpret(CmStructs.CM_EVENT_SIZE);
     }
 
     static void ack(MemorySegment ev) throws RdmaException {
@@ -63,32 +62,37 @@ final class EventChannel extends NativeResource {
 
     /** The cm_id the event is dispatched to: the listening one for CONNECT_REQUEST. */
     static MemorySegment target(MemorySegment ev) {
-        return rdma_cm_event.event(ev) == CmEventType.CONNECT_REQUEST.ordinal()
-                ? rdma_cm_event.listen_id(ev) : rdma_cm_event.id(ev);
+        return CmStructs.eventType(ev) == CmEventType.CONNECT_REQUEST.ordinal()
+                ? CmStructs.eventListenId(ev) : CmStructs.eventId(ev);
     }
 
     static CmEvent copy(MemorySegment ev) {
-        CmEventType type = CmEventType.of(rdma_cm_event.event(ev));
-        MemorySegment conn = rdma_cm_event.param.conn(rdma_cm_event.param(ev));
+        CmEventType type = CmEventType.of(CmStructs.eventType(ev));
         byte[] data = new byte[0];
         int responder = 0;
         int initiator = 0;
         // param is a union: conn is meaningful for these events only.
         if (type == CmEventType.CONNECT_REQUEST || type == CmEventType.ESTABLISHED
                 || type == CmEventType.REJECTED || type == CmEventType.CONNECT_RESPONSE) {
-            int len = Byte.toUnsignedInt(rdma_conn_param.private_data_len(conn));
-            MemorySegment p = rdma_conn_param.private_data(conn);
-            if (len > 0 && !p.equals(MemorySegment.NULL)) {
-                data = p.reinterpret(len).toArray(JAVA_BYTE);
-            }
-            responder = Byte.toUnsignedInt(rdma_conn_param.responder_resources(conn));
-            initiator = Byte.toUnsignedInt(rdma_conn_param.initiator_depth(conn));
+            data = CmStructs.eventPrivateData(ev);
+            responder = CmStructs.eventResponderResources(ev);
+            initiator = CmStructs.eventInitiatorDepth(ev);
         }
-        return new CmEvent(type, rdma_cm_event.status(ev), rdma_cm_event.id(ev), data, responder, initiator);
+        return new CmEvent(type, CmStructs.eventStatus(ev), CmStructs.eventId(ev), data, responder, initiator);
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    public void close() throws RdmaException {
+        life.close(CmId.CALL_WAIT);
+    }
+
+    @Override
+    public void destroy(MemorySegment raw) {
         Cm.destroyEventChannel(raw);
+    }
+
+    @Override
+    public String toString() {
+        return life.toString();
     }
 }

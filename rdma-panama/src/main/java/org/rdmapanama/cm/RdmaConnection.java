@@ -2,11 +2,11 @@ package org.rdmapanama.cm;
 
 import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.ffi.ibv_qp_init_attr;
-import org.rdmapanama.ffi.rdma_conn_param;
 import org.rdmapanama.internal.Bridge;
 import org.rdmapanama.internal.Cleanup;
 import org.rdmapanama.internal.Cm;
+import org.rdmapanama.internal.CmStructs;
+import org.rdmapanama.internal.QpAttributes;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.verbs.CompletionQueue;
 import org.rdmapanama.verbs.DeviceContext;
@@ -106,7 +106,7 @@ public final class RdmaConnection implements AutoCloseable {
     private QueuePair createQp(QueuePairConfig config) throws RdmaException {
         Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> verbs = verbs();
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment attr = a.allocate(ibv_qp_init_attr.layout());
+            MemorySegment attr = QpAttributes.allocateInit(a);
             verbs.fillQpInitAttr(attr, pd, config);
             return verbs.createQueuePair(pd, config, attr, pdHandle -> id.createQp(pdHandle, attr, describe()),
                     q -> id.destroyQp());
@@ -374,7 +374,7 @@ public final class RdmaConnection implements AutoCloseable {
         } catch (RdmaException e) {
             // iWARP connects over TCP at once: a refused connection fails here, not as an event.
             throw new CmException("connecting to " + peer + ": "
-                    + Errno.message("rdma_connect", context.device().name(), e.errno()), null, e.errno());
+                    + Errno.message("rdma_connect", context.device().name(), e.errno()), null, -e.errno());
         }
         return established(events.expect(loop, CmEventType.ESTABLISHED, deadline, "connecting to " + peer), true);
     }
@@ -438,16 +438,7 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     private MemorySegment connParam(Arena a, byte[] privateData, int responder, int initiator) {
-        MemorySegment p = a.allocate(rdma_conn_param.layout());
-        if (privateData.length > 0) {
-            rdma_conn_param.private_data(p, a.allocateFrom(java.lang.foreign.ValueLayout.JAVA_BYTE, privateData));
-            rdma_conn_param.private_data_len(p, (byte) privateData.length);
-        }
-        rdma_conn_param.responder_resources(p, (byte) responder);
-        rdma_conn_param.initiator_depth(p, (byte) initiator);
-        rdma_conn_param.retry_count(p, (byte) options.retryCount());
-        rdma_conn_param.rnr_retry_count(p, (byte) options.rnrRetryCount());
-        return p;
+        return CmStructs.connParam(a, privateData, responder, initiator, options.retryCount(), options.rnrRetryCount());
     }
 
     private void checkPrivateData(byte[] data, boolean connecting) {

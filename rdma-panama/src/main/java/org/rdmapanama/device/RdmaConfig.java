@@ -32,7 +32,7 @@ import java.util.Properties;
  * IPv6 first).
  * <p>
  * {@link Selection#select} walks the preference in order; connections follow
- * it across transports with {@link org.rdmapanama.failover.TransportFailover}.
+ * it across transports with {@code org.rdmapanama.failover.TransportFailover}.
  *
  * @param transports the transports asked for, most preferred first, or empty for any
  * @param device    the device name asked for, or empty for any

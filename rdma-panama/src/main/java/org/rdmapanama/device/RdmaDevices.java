@@ -2,8 +2,7 @@ package org.rdmapanama.device;
 
 import org.rdmapanama.error.NoRdmaDeviceException;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.ffi.ibv_device_attr;
-import org.rdmapanama.ffi.ibv_port_attr;
+import org.rdmapanama.internal.DeviceAttributes;
 import org.rdmapanama.internal.DeviceQuery.RawDevice;
 import org.rdmapanama.internal.DeviceQuery.RawPort;
 import org.rdmapanama.internal.DeviceQuery;
@@ -76,9 +75,9 @@ public final class RdmaDevices {
             List<Port> ports = new ArrayList<>(known.ports().size());
             for (Port p : known.ports()) {
                 MemorySegment a = DeviceQuery.queryPort(arena, ibvContext, p.number(), known.name());
-                ports.add(new Port(p.number(), PortState.of(ibv_port_attr.state(a)), p.linkLayer(), p.transport(),
-                        Short.toUnsignedInt(ibv_port_attr.lid(a)), Port.mtuBytes(ibv_port_attr.active_mtu(a)),
-                        Port.mtuBytes(ibv_port_attr.max_mtu(a)), ibv_port_attr.gid_tbl_len(a), p.gids()));
+                ports.add(new Port(p.number(), PortState.of(DeviceAttributes.portState(a)), p.linkLayer(), p.transport(),
+                        DeviceAttributes.lid(a), Port.mtuBytes(DeviceAttributes.activeMtu(a)),
+                        Port.mtuBytes(DeviceAttributes.maxMtu(a)), DeviceAttributes.gidTableLength(a), p.gids()));
             }
             return new RdmaDevice(known.name(), known.nodeGuid(), known.nodeType(), known.transport(),
                     known.capabilities(), List.copyOf(ports));
@@ -91,15 +90,15 @@ public final class RdmaDevices {
             MemorySegment a = p.portAttr();
             List<Gid> gids = p.gids().stream()
                     .map(g -> new Gid(g.index(), g.raw(), GidType.of(g.type()), g.ifindex())).toList();
-            LinkLayer link = LinkLayer.of(ibv_port_attr.link_layer(a));
+            LinkLayer link = LinkLayer.of(DeviceAttributes.linkLayer(a));
             ports.add(new Port(p.number(),
-                    PortState.of(ibv_port_attr.state(a)),
+                    PortState.of(DeviceAttributes.portState(a)),
                     link,
                     Port.classify(d.iwarp(), link, gids),
-                    Short.toUnsignedInt(ibv_port_attr.lid(a)),
-                    Port.mtuBytes(ibv_port_attr.active_mtu(a)),
-                    Port.mtuBytes(ibv_port_attr.max_mtu(a)),
-                    ibv_port_attr.gid_tbl_len(a),
+                    DeviceAttributes.lid(a),
+                    Port.mtuBytes(DeviceAttributes.activeMtu(a)),
+                    Port.mtuBytes(DeviceAttributes.maxMtu(a)),
+                    DeviceAttributes.gidTableLength(a),
                     gids));
         }
         Transport transport = ports.isEmpty() ? (d.iwarp() ? Transport.IWARP : Transport.INFINIBAND)
@@ -109,26 +108,26 @@ public final class RdmaDevices {
 
     private static DeviceCapabilities capabilities(MemorySegment a) {
         return new DeviceCapabilities(
-                ibv_device_attr.fw_ver(a).getString(0),
-                ibv_device_attr.vendor_id(a),
-                ibv_device_attr.vendor_part_id(a),
-                ibv_device_attr.hw_ver(a),
-                ibv_device_attr.max_mr_size(a),
-                ibv_device_attr.max_qp(a),
-                ibv_device_attr.max_qp_wr(a),
-                ibv_device_attr.max_sge(a),
-                ibv_device_attr.max_sge_rd(a),
-                ibv_device_attr.max_cq(a),
-                ibv_device_attr.max_cqe(a),
-                ibv_device_attr.max_mr(a),
-                ibv_device_attr.max_pd(a),
-                ibv_device_attr.max_qp_rd_atom(a),
-                ibv_device_attr.max_qp_init_rd_atom(a),
-                AtomicCapability.of(ibv_device_attr.atomic_cap(a)),
-                ibv_device_attr.max_srq(a),
-                ibv_device_attr.max_srq_wr(a),
-                ibv_device_attr.max_srq_sge(a),
-                ibv_device_attr.max_ah(a),
-                Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(a)));
+                DeviceAttributes.firmwareVersion(a),
+                DeviceAttributes.vendorId(a),
+                DeviceAttributes.vendorPartId(a),
+                DeviceAttributes.hardwareVersion(a),
+                DeviceAttributes.maxMrSize(a),
+                DeviceAttributes.maxQp(a),
+                DeviceAttributes.maxQpWr(a),
+                DeviceAttributes.maxSge(a),
+                DeviceAttributes.maxSgeRd(a),
+                DeviceAttributes.maxCq(a),
+                DeviceAttributes.maxCqe(a),
+                DeviceAttributes.maxMr(a),
+                DeviceAttributes.maxPd(a),
+                DeviceAttributes.maxQpRdAtom(a),
+                DeviceAttributes.maxQpInitRdAtom(a),
+                AtomicCapability.of(DeviceAttributes.atomicCap(a)),
+                DeviceAttributes.maxSrq(a),
+                DeviceAttributes.maxSrqWr(a),
+                DeviceAttributes.maxSrqSge(a),
+                DeviceAttributes.maxAh(a),
+                DeviceAttributes.physPortCount(a));
     }
 }

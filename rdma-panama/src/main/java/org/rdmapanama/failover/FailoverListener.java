@@ -7,7 +7,6 @@ import org.rdmapanama.device.RdmaDevice;
 import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.ClosedResourceException;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.internal.Cleanup;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -69,7 +68,7 @@ public final class FailoverListener implements AutoCloseable {
             return f;
         } finally {
             if (!ok) {
-                bound.forEach(Cleanup::closeQuietly);
+                bound.forEach(Quietly::close);
             }
         }
     }
@@ -145,7 +144,7 @@ public final class FailoverListener implements AutoCloseable {
         Object item;
         while ((item = ready.poll()) != null) {
             if (item instanceof RdmaConnection c) {
-                Cleanup.closeQuietly(c); // never accepted: the peer sees a reject
+                Quietly.close(c); // never accepted: the peer sees a reject
             }
         }
     }

@@ -4,7 +4,6 @@ import org.rdmapanama.cm.CmEventLoop;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.internal.Cleanup;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -136,7 +135,7 @@ public final class TransportFailover {
             return null;
         }
         // Closed first: a half-dead QP must not linger beside its successor (and on siw, contexts are scarce).
-        Cleanup.closeQuietly(broken);
+        Quietly.close(broken);
         List<Integer> order = new ArrayList<>();
         for (int k = 1; k < routes.size(); k++) {
             order.add((from + k) % routes.size());
@@ -204,7 +203,7 @@ public final class TransportFailover {
             report(failed);
             return new Outcome(failed, null);
         } finally {
-            Cleanup.closeQuietly(c);
+            Quietly.close(c);
         }
     }
 

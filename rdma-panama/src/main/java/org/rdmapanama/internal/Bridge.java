@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
  * Lets the connection layer ({@code org.rdmapanama.cm}) reach the few
  * package-private parts of the verbs objects it needs, without making them
  * public API: the JDK's SharedSecrets pattern. The verbs types are type
- * parameters, so that this package does not depend on {@code org.rdmapanama}
+ * parameters, so that this package does not depend on {@code org.rdmapanama.verbs}
  * (which depends on it): {@code C} is {@code DeviceContext}, {@code P}
  * {@code ProtectionDomain}, {@code Q} {@code QueuePair}, {@code K}
  * {@code QueuePairConfig}.
@@ -16,7 +16,7 @@ import java.lang.foreign.MemorySegment;
 public final class Bridge {
     private Bridge() {}
 
-    /** Implemented in {@code org.rdmapanama}; registered from a static initializer there. */
+    /** Implemented in {@code org.rdmapanama.verbs}; registered by {@code NativeResource}'s static initializer. */
     public interface Verbs<C, P, Q, K> {
         /** A context librdmacm owns, wrapped without taking ownership. */
         C borrowContext(MemorySegment ibvContext) throws RdmaException;
@@ -41,9 +41,6 @@ public final class Bridge {
         void destroy(MemorySegment qp) throws RdmaException;
     }
 
-    /** The class whose static initializer registers the implementation. */
-    private static final String IMPLEMENTOR = "org.rdmapanama.verbs.QueuePair";
-
     private static volatile Verbs<?, ?, ?, ?> verbs;
 
     public static void register(Verbs<?, ?, ?, ?> implementation) {
@@ -53,13 +50,10 @@ public final class Bridge {
     /** The caller names the verbs types; there is one implementation, so the cast holds. */
     @SuppressWarnings("unchecked")
     public static <C, P, Q, K> Verbs<C, P, Q, K> verbs() {
-        if (verbs == null) {
-            try {
-                Class.forName(IMPLEMENTOR, true, Bridge.class.getClassLoader());
-            } catch (ClassNotFoundException e) {
-                throw new AssertionError(e);
-            }
+        Verbs<?, ?, ?, ?> v = verbs;
+        if (v == null) {
+            throw new IllegalStateException("the verbs bridge is used before any verbs resource exists");
         }
-        return (Verbs<C, P, Q, K>) verbs;
+        return (Verbs<C, P, Q, K>) v;
     }
 }

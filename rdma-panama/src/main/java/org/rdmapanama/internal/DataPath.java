@@ -33,7 +33,7 @@ public final class DataPath {
             : new Linker.Option[0];
 
     private static MethodHandle link(FunctionDescriptor fd) {
-        return Linker.nativeLinker().downcallHandle(fd, OPTIONS);
+        return Link.unbound(fd, OPTIONS);
     }
 
     private static final MethodHandle POLL_CQ = link(FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
@@ -102,6 +102,8 @@ public final class DataPath {
 
     // The wrappers below are static and the handles static final, so the JIT
     // inlines them into the caller: no cost over an invokeExact at the call site.
+    // Each returns >= 0 or -errno; the posts and req_notify return the errno value
+    // (some providers -errno), which Errno.ofStatus turns around in a register.
     // A closed segment's IllegalStateException passes through for the caller to translate.
 
     /** {@code int poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)}: the count, or -errno. */
@@ -115,10 +117,10 @@ public final class DataPath {
         }
     }
 
-    /** {@code int req_notify_cq(struct ibv_cq *cq, int solicited_only)}: 0 or an errno value. */
+    /** {@code int req_notify_cq(struct ibv_cq *cq, int solicited_only)}: 0 or -errno. */
     public static int reqNotifyCq(MemorySegment fn, MemorySegment cq, boolean solicitedOnly) {
         try {
-            return (int) REQ_NOTIFY_CQ.invokeExact(fn, cq, solicitedOnly ? 1 : 0);
+            return Errno.ofStatus((int) REQ_NOTIFY_CQ.invokeExact(fn, cq, solicitedOnly ? 1 : 0));
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -126,10 +128,10 @@ public final class DataPath {
         }
     }
 
-    /** {@code post_send}, {@code post_recv} or {@code post_srq_recv} through {@code fn}: 0 or an errno value. */
+    /** {@code post_send}, {@code post_recv} or {@code post_srq_recv} through {@code fn}: 0 or -errno. */
     public static int post(MemorySegment fn, MemorySegment queue, MemorySegment wr, MemorySegment badWr) {
         try {
-            return (int) POST.invokeExact(fn, queue, wr, badWr);
+            return Errno.ofStatus((int) POST.invokeExact(fn, queue, wr, badWr));
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -154,7 +156,7 @@ public final class DataPath {
     /** {@link #post} with the queue, the WR chain and bad_wr by address; the caller guarantees their lifetime. */
     public static int postAt(MemorySegment fn, long queue, long wr, long badWr) {
         try {
-            return (int) POST_AT.invokeExact(fn, queue, wr, badWr);
+            return Errno.ofStatus((int) POST_AT.invokeExact(fn, queue, wr, badWr));
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -176,7 +178,7 @@ public final class DataPath {
     /** {@link #postAt} through the post_send {@link #bindPostSend} returned true for. */
     public static int postSendBound(long qp, long wr, long badWr) {
         try {
-            return (int) POST_SEND_BOUND.invokeExact(qp, wr, badWr);
+            return Errno.ofStatus((int) POST_SEND_BOUND.invokeExact(qp, wr, badWr));
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
@@ -187,7 +189,7 @@ public final class DataPath {
     /** {@link #postAt} through the post_recv {@link #bindPostRecv} returned true for. */
     public static int postRecvBound(long qp, long wr, long badWr) {
         try {
-            return (int) POST_RECV_BOUND.invokeExact(qp, wr, badWr);
+            return Errno.ofStatus((int) POST_RECV_BOUND.invokeExact(qp, wr, badWr));
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

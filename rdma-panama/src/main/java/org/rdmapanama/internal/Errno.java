@@ -2,14 +2,8 @@ package org.rdmapanama.internal;
 
 import org.rdmapanama.error.RdmaException;
 
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import java.util.Map;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * errno: the constants this runtime tests for, their names and texts, and
@@ -42,14 +36,10 @@ public final class Errno {
             Map.entry(99, "EADDRNOTAVAIL"), Map.entry(101, "ENETUNREACH"), Map.entry(104, "ECONNRESET"),
             Map.entry(110, "ETIMEDOUT"), Map.entry(111, "ECONNREFUSED"), Map.entry(113, "EHOSTUNREACH"));
 
-    private static final MethodHandle STRERROR = Linker.nativeLinker().downcallHandle(
-            Linker.nativeLinker().defaultLookup().findOrThrow("strerror"),
-            FunctionDescriptor.of(ADDRESS, JAVA_INT));
-
     /** For example {@code "ENOMEM (Cannot allocate memory)"}. */
     public static String describe(int errno) {
         String name = NAMES.getOrDefault(errno, "errno " + errno);
-        return name + " (" + strerror(errno) + ")";
+        return name + " (" + Libc.strerror(errno) + ")";
     }
 
     /**
@@ -63,23 +53,40 @@ public final class Errno {
         return verb + (what == null || what.isEmpty() ? "" : " on " + what) + " failed: " + why;
     }
 
-    /** The exception for {@link #message}; {@code errno} may be given negated, as the inline verbs return it. */
-    public static RdmaException failure(String verb, String what, int errno) {
-        return failure(verb, what, errno, "");
+    /**
+     * A native wrapper's result, {@code >= 0} on success or {@code -errno}:
+     * returned as is, or thrown as {@link #failure} naming {@code function}.
+     */
+    public static int check(int result, String function, String what) throws RdmaException {
+        if (result < 0) {
+            throw failure(function, what, result);
+        }
+        return result;
+    }
+
+    /**
+     * A verb's status (0, or the errno value; a provider may also answer -errno,
+     * or -1, which reads as EPERM) in this package's convention: 0 or -errno.
+     */
+    public static int ofStatus(int status) {
+        return status > 0 ? -status : status;
+    }
+
+    /**
+     * The one failure of a native call: {@code result} is what its wrapper
+     * returned, {@code -errno} (0 when the C side gave no errno), and the
+     * message is {@link #message}'s.
+     */
+    public static RdmaException failure(String function, String what, int result) {
+        return failure(function, what, result, "");
     }
 
     /** Like {@link #failure(String, String, int)}, with {@code hint} appended (say, what the errno usually means here). */
-    public static RdmaException failure(String verb, String what, int errno, String hint) {
-        int e = Math.abs(errno);
-        return new RdmaException(verb, e, message(verb, what, e) + hint);
-    }
-
-    private static String strerror(int errno) {
-        try {
-            MemorySegment s = (MemorySegment) STRERROR.invokeExact(errno);
-            return s.reinterpret(256).getString(0);
-        } catch (Throwable t) {
-            return "unknown error";
+    public static RdmaException failure(String function, String what, int result, String hint) {
+        if (result > 0) {
+            throw new IllegalArgumentException(function + ": a failure is -errno, got " + result);
         }
+        int errno = -result;
+        return new RdmaException(function, errno, message(function, what, errno) + hint);
     }
 }

@@ -4,9 +4,7 @@ import org.rdmapanama.error.RdmaException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -41,7 +39,7 @@ public final class NativeCall {
 
     static {
         if (timed) {
-            ThreadClock.cpuNanos(); // links clock_gettime now, not inside the first timed call
+            Libc.threadCpuNanos(); // links clock_gettime now, not inside the first timed call
             Runtime.getRuntime().addShutdownHook(new Thread(() -> System.err.print(times()), "rdma.callTimes"));
         }
     }
@@ -88,7 +86,7 @@ public final class NativeCall {
     private MethodHandle spread() throws RdmaException {
         MethodHandle s = spread;
         if (s == null) {
-            MethodHandle handle = Verbs.linkWithErrno(NativeLibraries.symbol(name), descriptor);
+            MethodHandle handle = Link.withErrno(NativeLibraries.symbol(name), descriptor);
             s = handle.asType(handle.type().generic()).asSpreader(Object[].class, handle.type().parameterCount());
             spread = s;
         }
@@ -98,40 +96,43 @@ public final class NativeCall {
     /** Calls a function returning a pointer; NULL is a failure described by errno. */
     public MemorySegment pointer(String what, Object... args) throws RdmaException {
         try (Arena call = Arena.ofConfined()) {
-            MemorySegment state = call.allocate(Verbs.CALL_STATE);
+            MemorySegment state = call.allocate(Link.CALL_STATE);
             MemorySegment result = (MemorySegment) invoke(state, args);
             if (result.equals(MemorySegment.NULL)) {
-                throw Errno.failure(name, what, Verbs.errno(state));
+                throw Errno.failure(name, what, -Link.errno(state));
             }
             return result;
         }
     }
 
-    /** Calls a function returning int; non-zero is a failure (the value, or errno when it is -1). */
-    public int status(String what, Object... args) throws RdmaException {
-        try (Arena call = Arena.ofConfined()) {
-            MemorySegment state = call.allocate(Verbs.CALL_STATE);
-            int rc = (int) invoke(state, args);
-            if (rc != 0) {
-                int errno = rc == -1 ? Verbs.errno(state) : Math.abs(rc);
-                throw Errno.failure(name, what, errno == 0 ? rc : errno);
-            }
-            return rc;
+    /**
+     * Calls a function returning an int status: 0 (or a count) on success,
+     * else -errno, whether it answered -1 and set errno or returned the errno
+     * value itself. Throws only when the libraries cannot be loaded.
+     */
+    public int call(Object... args) {
+        try {
+            return callOrThrow(args);
+        } catch (RdmaException e) {
+            // Only when the libraries are missing, and then no object to call this on exists.
+            throw new IllegalStateException(e.getMessage(), e);
         }
     }
 
-    /** Calls a function returning int and hands back -errno instead of throwing (for expected failures). */
-    public int statusOrErrno(Object... args) {
+    /** {@link #call}, with a failure thrown naming this function and {@code what}. */
+    public int status(String what, Object... args) throws RdmaException {
+        return Errno.check(callOrThrow(args), name, what);
+    }
+
+    private int callOrThrow(Object[] args) throws RdmaException {
         try (Arena call = Arena.ofConfined()) {
-            MemorySegment state = call.allocate(Verbs.CALL_STATE);
-            int rc;
-            try {
-                rc = (int) invoke(state, args);
-            } catch (RdmaException e) {
-                // Only when the libraries are missing, and then no object to call this on exists.
-                throw new IllegalStateException(e.getMessage(), e);
+            MemorySegment state = call.allocate(Link.CALL_STATE);
+            int rc = (int) invoke(state, args);
+            if (rc == -1) {
+                int errno = Link.errno(state);
+                return errno == 0 ? rc : -errno;
             }
-            return rc == 0 ? 0 : -(rc == -1 ? Verbs.errno(state) : Math.abs(rc));
+            return Errno.ofStatus(rc);
         }
     }
 
@@ -141,7 +142,7 @@ public final class NativeCall {
         all[0] = state;
         System.arraycopy(args, 0, all, 1, args.length);
         boolean timing = timed;
-        long c0 = timing ? ThreadClock.cpuNanos() : 0;
+        long c0 = timing ? Libc.threadCpuNanos() : 0;
         long t0 = timing ? System.nanoTime() : 0;
         try {
             return (Object) s.invokeExact(all);
@@ -152,33 +153,9 @@ public final class NativeCall {
         } finally {
             if (timing) {
                 long t1 = System.nanoTime();
-                cpuNanos.add(ThreadClock.cpuNanos() - c0);
+                cpuNanos.add(Libc.threadCpuNanos() - c0);
                 nanos.add(t1 - t0);
                 calls.increment();
-            }
-        }
-    }
-
-    /** {@code clock_gettime(CLOCK_THREAD_CPUTIME_ID)}: the CPU a call used, apart from time its thread waited. */
-    private static final class ThreadClock {
-        private static final int CLOCK_THREAD_CPUTIME_ID = 3;
-        private static final MethodHandle CLOCK_GETTIME = Linker.nativeLinker().downcallHandle(
-                Linker.nativeLinker().defaultLookup().findOrThrow("clock_gettime"),
-                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
-        private static final ThreadLocal<MemorySegment> TIMESPEC =
-                ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(16, 8)); // freed with its thread
-
-        static long cpuNanos() {
-            MemorySegment ts = TIMESPEC.get();
-            try {
-                if ((int) CLOCK_GETTIME.invokeExact(CLOCK_THREAD_CPUTIME_ID, ts) != 0) {
-                    throw new IllegalStateException("clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-                }
-                return ts.get(ValueLayout.JAVA_LONG, 0) * 1_000_000_000L + ts.get(ValueLayout.JAVA_LONG, 8);
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Throwable t) {
-                throw new IllegalStateException("clock_gettime", t);
             }
         }
     }

@@ -1,15 +1,9 @@
 package org.rdmapanama.internal;
 
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
-
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * Page-aligned native memory from libc, freed explicitly: for a buffer whose
+ * Page-aligned native memory from libc ({@link Libc#alignedAlloc}), freed explicitly: for a buffer whose
  * lifetime a {@code NativeResource} already guards with its own arena (a
  * memory region's, which hands the buffer out scoped to that arena). A second
  * arena for the buffer would cost a second handshake with every thread when
@@ -20,12 +14,6 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 public final class NativeMemory {
     private NativeMemory() {}
-
-    private static final Linker LINKER = Linker.nativeLinker();
-    private static final MethodHandle ALIGNED_ALLOC = LINKER.downcallHandle(
-            LINKER.defaultLookup().findOrThrow("aligned_alloc"), FunctionDescriptor.of(ADDRESS, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle FREE = LINKER.downcallHandle(
-            LINKER.defaultLookup().findOrThrow("free"), FunctionDescriptor.ofVoid(ADDRESS));
 
     /**
      * {@code size} zeroed bytes starting on a multiple of {@code alignment}
@@ -39,12 +27,7 @@ public final class NativeMemory {
             throw new IllegalArgumentException("size " + size + ", alignment " + alignment);
         }
         long rounded = (size + alignment - 1) & -alignment; // C11 asks for a multiple of the alignment
-        MemorySegment p;
-        try {
-            p = (MemorySegment) ALIGNED_ALLOC.invokeExact(alignment, rounded);
-        } catch (Throwable t) {
-            throw new IllegalStateException("aligned_alloc", t);
-        }
+        MemorySegment p = Libc.alignedAlloc(alignment, rounded);
         if (p.equals(MemorySegment.NULL)) {
             throw new OutOfMemoryError("cannot allocate " + size + " bytes of native memory");
         }
@@ -53,10 +36,6 @@ public final class NativeMemory {
 
     /** Frees what {@link #allocate} returned. */
     public static void free(MemorySegment memory) {
-        try {
-            FREE.invokeExact(MemorySegment.ofAddress(memory.address()));
-        } catch (Throwable t) {
-            throw new IllegalStateException("free", t);
-        }
+        Libc.free(MemorySegment.ofAddress(memory.address()));
     }
 }

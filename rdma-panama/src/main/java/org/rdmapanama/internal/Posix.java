@@ -3,29 +3,26 @@ package org.rdmapanama.internal;
 import org.rdmapanama.error.RdmaException;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
-import java.lang.invoke.MethodHandle;
 
 import static java.lang.foreign.MemoryLayout.structLayout;
-import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 /**
- * The few libc calls that event channels need: poll(2) with a timeout,
- * fcntl(2) for O_NONBLOCK, and an eventfd(2) to wake a thread that polls.
+ * What the event channels do with fds, on {@link Libc}: poll(2) with a timeout
+ * and a wait in slices, fcntl(2) for O_NONBLOCK, and an eventfd(2) to wake a thread that polls.
  */
 public final class Posix {
     private Posix() {}
 
-    private static final Linker LINKER = Linker.nativeLinker();
     private static final int F_GETFL = 3;
     private static final int F_SETFL = 4;
     private static final int O_NONBLOCK = 04000;
+    private static final int EFD_NONBLOCK = 04000;
+    private static final int EFD_CLOEXEC = 02000000;
     private static final short POLLIN = 1;
     private static final short POLLERR = 8;
     private static final short POLLHUP = 16;
@@ -34,21 +31,6 @@ public final class Posix {
     /** {@code struct pollfd { int fd; short events; short revents; }}. */
     private static final StructLayout POLLFD = structLayout(JAVA_INT.withName("fd"),
             JAVA_SHORT.withName("events"), JAVA_SHORT.withName("revents"));
-
-    private static final MethodHandle POLL = Verbs.linkWithErrno(LINKER.defaultLookup().findOrThrow("poll"),
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
-    private static final MethodHandle EVENTFD = Verbs.linkWithErrno(LINKER.defaultLookup().findOrThrow("eventfd"),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle WRITE = Verbs.linkWithErrno(LINKER.defaultLookup().findOrThrow("write"),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle READ = Verbs.linkWithErrno(LINKER.defaultLookup().findOrThrow("read"),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle CLOSE = Verbs.linkWithErrno(LINKER.defaultLookup().findOrThrow("close"),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final int EFD_NONBLOCK = 04000;
-    private static final int EFD_CLOEXEC = 02000000;
-    private static final MethodHandle FCNTL = Verbs.linkWithErrno(LINKER.defaultLookup().findOrThrow("fcntl"),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
 
     /**
      * Waits until {@code fd} is readable or {@code timeoutMillis} passes.
@@ -62,22 +44,15 @@ public final class Posix {
             MemorySegment pfd = a.allocate(POLLFD);
             pfd.set(JAVA_INT, 0, fd);
             pfd.set(JAVA_SHORT, 4, POLLIN);
-            MemorySegment state = a.allocate(Verbs.CALL_STATE);
-            int rc = (int) POLL.invokeExact(state, pfd, 1L, timeoutMillis);
-            if (rc < 0) {
-                int e = Verbs.errno(state);
-                return e == Errno.EINTR ? 0 : -e; // the caller loops anyway
-            }
-            if (rc == 0) {
-                return 0;
+            int rc = Libc.poll(pfd, 1L, timeoutMillis);
+            if (rc <= 0) {
+                return rc == -Errno.EINTR ? 0 : rc; // the caller loops anyway
             }
             short revents = pfd.get(JAVA_SHORT, 6);
             if ((revents & POLLIN) != 0) {
                 return 1; // read what is there first; the next poll reports the error alone
             }
             return (revents & POLLNVAL) != 0 ? -Errno.EBADF : (revents & (POLLERR | POLLHUP)) != 0 ? -Errno.EIO : 0;
-        } catch (Throwable t) {
-            throw new IllegalStateException("poll", t);
         }
     }
 
@@ -125,40 +100,18 @@ public final class Posix {
 
     /** Puts {@code fd} in non-blocking mode; throws naming {@code what} on failure. */
     public static void setNonBlocking(int fd, String what) throws RdmaException {
-        int rc = setNonBlocking(fd);
-        if (rc < 0) {
-            throw Errno.failure("fcntl(O_NONBLOCK)", what, rc);
-        }
+        Errno.check(setNonBlocking(fd), "fcntl(O_NONBLOCK)", what);
     }
 
     /** Puts {@code fd} in non-blocking mode; returns 0 or -errno. */
     public static int setNonBlocking(int fd) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment state = a.allocate(Verbs.CALL_STATE);
-            int flags = (int) FCNTL.invokeExact(state, fd, F_GETFL, 0);
-            if (flags < 0 || (int) FCNTL.invokeExact(state, fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-                return -Verbs.errno(state);
-            }
-            return 0;
-        } catch (Throwable t) {
-            throw new IllegalStateException("fcntl", t);
-        }
+        int flags = Libc.fcntl(fd, F_GETFL, 0);
+        return flags < 0 ? flags : Libc.fcntl(fd, F_SETFL, flags | O_NONBLOCK);
     }
 
     /** A non-blocking, close-on-exec eventfd; throws naming {@code what} on failure. */
     public static int eventFd(String what) throws RdmaException {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment state = a.allocate(Verbs.CALL_STATE);
-            int fd = (int) EVENTFD.invokeExact(state, 0, EFD_NONBLOCK | EFD_CLOEXEC);
-            if (fd < 0) {
-                throw Errno.failure("eventfd", what, Verbs.errno(state));
-            }
-            return fd;
-        } catch (RdmaException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException("eventfd", t);
-        }
+        return Errno.check(Libc.eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), "eventfd", what);
     }
 
     /** Adds 1 to eventfd {@code fd}, which makes it readable (a full counter, EAGAIN, is readable too). */
@@ -166,31 +119,22 @@ public final class Posix {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment one = a.allocate(JAVA_LONG);
             one.set(JAVA_LONG, 0, 1L);
-            long rc = (long) WRITE.invokeExact(a.allocate(Verbs.CALL_STATE), fd, one, 8L);
-            assert rc == 8 || rc == -1;
-        } catch (Throwable t) {
-            throw new IllegalStateException("write(eventfd)", t);
+            long rc = Libc.write(fd, one, 8L);
+            assert rc == 8 || rc == -Errno.EAGAIN;
         }
     }
 
     /** Resets eventfd {@code fd} to 0 (not readable). */
     public static void drain(int fd) {
         try (Arena a = Arena.ofConfined()) {
-            long rc = (long) READ.invokeExact(a.allocate(Verbs.CALL_STATE), fd, a.allocate(JAVA_LONG), 8L);
-            assert rc == 8 || rc == -1; // -1: EAGAIN, already 0
-        } catch (Throwable t) {
-            throw new IllegalStateException("read(eventfd)", t);
+            long rc = Libc.read(fd, a.allocate(JAVA_LONG), 8L);
+            assert rc == 8 || rc == -Errno.EAGAIN; // EAGAIN: already 0
         }
     }
 
     /** close(2); the fd is gone whatever it returns. */
     public static void closeFd(int fd) {
-        try (Arena a = Arena.ofConfined()) {
-            int rc = (int) CLOSE.invokeExact(a.allocate(Verbs.CALL_STATE), fd);
-            assert rc == 0 || rc == -1;
-        } catch (Throwable t) {
-            throw new IllegalStateException("close", t);
-        }
+        Libc.close(fd);
     }
 
     /** Bits of {@link #pollBoth}'s answer. */
@@ -209,11 +153,9 @@ public final class Posix {
             pfd.set(JAVA_SHORT, 4, POLLIN);
             pfd.set(JAVA_INT, 8, second);
             pfd.set(JAVA_SHORT, 12, POLLIN);
-            MemorySegment state = a.allocate(Verbs.CALL_STATE);
-            int rc = (int) POLL.invokeExact(state, pfd, 2L, timeoutMillis);
+            int rc = Libc.poll(pfd, 2L, timeoutMillis);
             if (rc < 0) {
-                int e = Verbs.errno(state);
-                return e == Errno.EINTR ? 0 : -e;
+                return rc == -Errno.EINTR ? 0 : rc;
             }
             short r1 = pfd.get(JAVA_SHORT, 6);
             short r2 = pfd.get(JAVA_SHORT, 14);
@@ -227,8 +169,6 @@ public final class Posix {
                 mask |= SECOND_READABLE;
             }
             return mask;
-        } catch (Throwable t) {
-            throw new IllegalStateException("poll", t);
         }
     }
 }

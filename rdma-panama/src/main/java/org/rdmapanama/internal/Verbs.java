@@ -5,14 +5,9 @@ import org.rdmapanama.ffi.Rdma;
 import org.rdmapanama.ffi.ibv_device;
 
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 
-import static java.lang.foreign.MemoryLayout.PathElement.groupElement;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.rdmapanama.ffi.Rdma.C_INT;
 import static org.rdmapanama.ffi.Rdma.C_LONG;
@@ -22,25 +17,12 @@ import static org.rdmapanama.ffi.Rdma.C_POINTER;
  * Checked wrappers for the libibverbs control-path calls: one method per verb,
  * which turns a failure into an {@link RdmaException} naming the verb and errno.
  * <p>
- * Calls that report failure through errno (the ones returning a pointer) are
- * linked here with {@code captureCallState("errno")}, which jextract does not
- * generate; calls that return the errno value use the generated handles.
+ * The calls declared in {@link Calls} are linked by {@link NativeCall} with
+ * errno capture, which jextract does not generate; a few that return the
+ * errno value, or cannot fail, use the generated handles.
  */
 public final class Verbs {
     private Verbs() {}
-
-    static final Linker LINKER = Linker.nativeLinker();
-    static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(groupElement("errno"));
-
-    /** Links {@code address} so that the first argument receives errno. */
-    static MethodHandle linkWithErrno(MemorySegment address, FunctionDescriptor descriptor) {
-        return LINKER.downcallHandle(address, descriptor, Linker.Option.captureCallState("errno"));
-    }
-
-    static int errno(MemorySegment callState) {
-        return (int) ERRNO.get(callState, 0L);
-    }
 
     /**
      * {@code ibv_get_device_list}: the NULL-terminated array of devices, sized
@@ -89,11 +71,11 @@ public final class Verbs {
     }
 
     public static void closeDevice(MemorySegment context, String name) throws RdmaException {
-        check(Rdma.ibv_close_device(context), "ibv_close_device", name);
+        Errno.check(Errno.ofStatus(Rdma.ibv_close_device(context)), "ibv_close_device", name);
     }
 
     public static void queryDevice(MemorySegment context, MemorySegment attr, String name) throws RdmaException {
-        check(Rdma.ibv_query_device(context, attr), "ibv_query_device", name);
+        Errno.check(Errno.ofStatus(Rdma.ibv_query_device(context, attr)), "ibv_query_device", name);
     }
 
     /**
@@ -103,7 +85,8 @@ public final class Verbs {
      */
     public static void queryPort(MemorySegment context, int port, MemorySegment attr, String name) throws RdmaException {
         attr.fill((byte) 0);
-        check(Rdma.ibv_query_port(context, (byte) port, attr), "ibv_query_port", name + " port " + port);
+        Errno.check(Errno.ofStatus(Rdma.ibv_query_port(context, (byte) port, attr)), "ibv_query_port",
+                name + " port " + port);
     }
 
     /**
@@ -174,12 +157,5 @@ public final class Verbs {
             WC_STATUS_TEXT[status] = s;
         }
         return s;
-    }
-
-    /** Verbs that return 0 or an errno value (some return -1 and set errno; that shows as EPERM). */
-    static void check(int rc, String verb, String what) throws RdmaException {
-        if (rc != 0) {
-            throw Errno.failure(verb, what, rc);
-        }
     }
 }

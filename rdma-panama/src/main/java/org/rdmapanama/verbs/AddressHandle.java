@@ -2,8 +2,8 @@ package org.rdmapanama.verbs;
 
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.error.TransportCapabilityException;
-import org.rdmapanama.ffi.ibv_ah;
-import org.rdmapanama.ffi.ibv_ah_attr;
+import org.rdmapanama.internal.VerbsObjects;
+import org.rdmapanama.internal.QpAttributes;
 import org.rdmapanama.internal.Verbs;
 
 import java.lang.foreign.Arena;
@@ -28,10 +28,10 @@ public final class AddressHandle extends NativeResource {
             throw new TransportCapabilityException("address handles are for UD, which iWARP lacks");
         }
         try (Arena scratch = Arena.ofConfined()) {
-            MemorySegment attr = scratch.allocate(ibv_ah_attr.layout());
+            MemorySegment attr = QpAttributes.allocateAddress(scratch);
             QpTransition.fillAddress(attr, remote, port, gidIndex);
             pd.checkOpen();
-            return pd.ownChild(h -> Verbs.Calls.CREATE_AH.pointer(remote.toString(), h, attr), ibv_ah.sizeof(),
+            return pd.ownChild(h -> Verbs.Calls.CREATE_AH.pointer(remote.toString(), h, attr), VerbsObjects.AH_SIZE,
                     raw -> Verbs.Calls.DESTROY_AH.status(remote.toString(), raw), n -> new AddressHandle(pd, n, remote),
                     false);
         }
@@ -55,7 +55,7 @@ public final class AddressHandle extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         Verbs.Calls.DESTROY_AH.status(description(), raw);
     }
 }

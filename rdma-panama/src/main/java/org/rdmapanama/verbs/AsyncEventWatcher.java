@@ -1,9 +1,7 @@
 package org.rdmapanama.verbs;
 
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.ffi.ibv_async_event;
-import org.rdmapanama.ffi.ibv_context;
-import org.rdmapanama.ffi.ibv_qp;
+import org.rdmapanama.internal.VerbsObjects;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Posix;
 import org.rdmapanama.internal.Verbs;
@@ -56,7 +54,7 @@ final class AsyncEventWatcher {
         this.context = context;
         this.address = context.address();
         this.device = device;
-        this.fd = ibv_context.async_fd(context);
+        this.fd = VerbsObjects.asyncFd(context);
         // Events are read while holding the monitor that close() takes: a blocking read would hang a close.
         Posix.setNonBlocking(fd, "the async event fd of " + device);
         // An idle watcher sleeps until an event or its stop: no periodic wake-up takes the vCPU of a
@@ -73,7 +71,7 @@ final class AsyncEventWatcher {
         synchronized (AsyncEventWatcher.class) {
             AsyncEventWatcher w = BY_CONTEXT.get(context.address());
             if (w == null) {
-                w = new AsyncEventWatcher(context.reinterpret(ibv_context.sizeof()), device);
+                w = new AsyncEventWatcher(context.reinterpret(VerbsObjects.CONTEXT_SIZE), device);
                 try {
                     Thread.ofPlatform().daemon().name("rdma-async-events-" + device).start(w::run);
                 } catch (RuntimeException | Error e) {
@@ -137,7 +135,7 @@ final class AsyncEventWatcher {
 
     private void run() {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment event = arena.allocate(ibv_async_event.layout());
+            MemorySegment event = VerbsObjects.allocateAsyncEvent(arena);
             for (;;) {
                 // The stop signal stays readable once written: a poll that starts after the stop returns at
                 // once, so the check after it is the only one needed.
@@ -173,7 +171,7 @@ final class AsyncEventWatcher {
     private synchronized boolean drain(MemorySegment event) {
         // The fd may have been closed and its number reused since poll returned: check first.
         while (!stopped) {
-            int rc = Verbs.Calls.GET_ASYNC_EVENT.statusOrErrno(context, event);
+            int rc = Verbs.Calls.GET_ASYNC_EVENT.call(context, event);
             if (rc == -Errno.EAGAIN) {
                 return true;
             }
@@ -183,7 +181,7 @@ final class AsyncEventWatcher {
             }
             AsyncEventType type = AsyncEventType.UNKNOWN;
             try {
-                type = AsyncEventType.of(ibv_async_event.event_type(event));
+                type = AsyncEventType.of(VerbsObjects.asyncEventType(event));
                 handle(type, event);
             } catch (RuntimeException e) { // one bad event must not end the watching
                 Log.LOG.error("{}: could not handle async event {}", device, type, e);
@@ -198,10 +196,9 @@ final class AsyncEventWatcher {
     }
 
     private void handle(AsyncEventType type, MemorySegment event) {
-        MemorySegment element = ibv_async_event.element(event);
         switch (type.element()) {
             case CQ -> {
-                CompletionQueue cq = queues.get(ibv_async_event.element.cq(element).address());
+                CompletionQueue cq = queues.get(VerbsObjects.asyncEventCq(event));
                 boolean first = cq == null || !cq.hasOverrun(); // one event per dropped completion: log the first
                 if (cq != null) {
                     cq.overran();
@@ -211,12 +208,12 @@ final class AsyncEventWatcher {
                 }
             }
             case QP -> {
-                int qpn = ibv_qp.qp_num(ibv_async_event.element.qp(element).reinterpret(ibv_qp.sizeof()));
+                int qpn = VerbsObjects.asyncEventQpNumber(event);
                 logEvent(type, "QP " + qpn);
             }
             case PORT -> {
                 portEvents++;
-                logEvent(type, "port " + ibv_async_event.element.port_num(element));
+                logEvent(type, "port " + VerbsObjects.asyncEventPort(event));
             }
             default -> {
                 if (type == AsyncEventType.DEVICE_FATAL || type == AsyncEventType.UNKNOWN) { // unknown: assume the worst

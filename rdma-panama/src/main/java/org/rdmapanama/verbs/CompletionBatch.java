@@ -1,6 +1,6 @@
 package org.rdmapanama.verbs;
 
-import org.rdmapanama.ffi.ibv_wc;
+import org.rdmapanama.internal.WorkRequests;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -15,16 +15,16 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * fixed offset. Not thread-safe: one poller owns a batch.
  */
 public final class CompletionBatch implements AutoCloseable {
-    private static final long WC_SIZE = ibv_wc.sizeof();
-    private static final long WR_ID = ibv_wc.wr_id$offset();
-    private static final long STATUS = ibv_wc.status$offset();
-    private static final long OPCODE = ibv_wc.opcode$offset();
-    private static final long VENDOR_ERR = ibv_wc.vendor_err$offset();
-    private static final long BYTE_LEN = ibv_wc.byte_len$offset();
-    private static final long IMM_DATA = ibv_wc.imm_data$offset();
-    private static final long QP_NUM = ibv_wc.qp_num$offset();
-    private static final long SRC_QP = ibv_wc.src_qp$offset();
-    private static final long WC_FLAGS = ibv_wc.wc_flags$offset();
+    private static final long WC_SIZE = WorkRequests.WC_SIZE;
+    private static final long WR_ID = WorkRequests.WC_WR_ID;
+    private static final long STATUS = WorkRequests.WC_STATUS;
+    private static final long OPCODE = WorkRequests.WC_OPCODE;
+    private static final long VENDOR_ERR = WorkRequests.WC_VENDOR_ERR;
+    private static final long BYTE_LEN = WorkRequests.WC_BYTE_LEN;
+    private static final long IMM_DATA = WorkRequests.WC_IMM_DATA;
+    private static final long QP_NUM = WorkRequests.WC_QP_NUM;
+    private static final long SRC_QP = WorkRequests.WC_SRC_QP;
+    private static final long WC_FLAGS = WorkRequests.WC_FLAGS;
     private static final int WITH_IMM = 2; // IBV_WC_WITH_IMM
 
     private final Arena arena;        // null when the memory is a CQ's
@@ -43,7 +43,7 @@ public final class CompletionBatch implements AutoCloseable {
         this.capacity = check(capacity);
         this.owner = owner;
         this.arena = owner == null ? memory : null;
-        this.wc = memory.allocate(ibv_wc.layout(), capacity);
+        this.wc = memory.allocate(WorkRequests.WC, capacity);
         // Polling the owning CQ passes a global-scope alias: the CQ handle's
         // acquire already keeps this memory alive, which saves a second acquire.
         this.wcForCall = owner == null ? wc : MemorySegment.ofAddress(wc.address());

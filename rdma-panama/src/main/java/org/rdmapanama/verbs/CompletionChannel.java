@@ -3,7 +3,7 @@ package org.rdmapanama.verbs;
 import org.rdmapanama.error.ClosedResourceException;
 import org.rdmapanama.error.CompletionQueueOverrunException;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.ffi.ibv_comp_channel;
+import org.rdmapanama.internal.VerbsObjects;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Posix;
 import org.rdmapanama.internal.Verbs;
@@ -32,7 +32,7 @@ public final class CompletionChannel extends NativeResource {
     CompletionChannel(DeviceContext context, Native channel) throws RdmaException {
         super("CompletionChannel on " + context.device().name(), channel, context);
         this.context = context;
-        this.fd = ibv_comp_channel.fd(handle());
+        this.fd = VerbsObjects.compChannelFd(handle());
         Posix.setNonBlocking(fd, description());
     }
 
@@ -65,7 +65,7 @@ public final class CompletionChannel extends NativeResource {
             while (Posix.awaitReadable(fd, deadline, description(), this::checkUsable)) {
                 int rc;
                 try {
-                    rc = Verbs.Calls.GET_CQ_EVENT.statusOrErrno(handle(), cqOut, ctxOut);
+                    rc = Verbs.Calls.GET_CQ_EVENT.call(handle(), cqOut, ctxOut);
                 } catch (IllegalStateException e) {
                     throw translate(e);
                 }
@@ -98,7 +98,7 @@ public final class CompletionChannel extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         Verbs.Calls.DESTROY_COMP_CHANNEL.status(context.device().name(), raw);
     }
 }

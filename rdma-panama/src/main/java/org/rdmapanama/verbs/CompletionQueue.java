@@ -2,7 +2,7 @@ package org.rdmapanama.verbs;
 
 import org.rdmapanama.error.CompletionQueueOverrunException;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.ffi.ibv_cq;
+import org.rdmapanama.internal.VerbsObjects;
 import org.rdmapanama.internal.DataPath;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Verbs;
@@ -36,7 +36,7 @@ public final class CompletionQueue extends NativeResource implements CompletionS
         this.asUser = asUser;
         this.pollFn = context.pollCqFn;
         this.notifyFn = context.reqNotifyCqFn;
-        this.size = ibv_cq.cqe(handle());
+        this.size = VerbsObjects.cqEntries(handle());
         asUser.name(description());
     }
 
@@ -52,7 +52,7 @@ public final class CompletionQueue extends NativeResource implements CompletionS
             MemorySegment ch = channel == null ? MemorySegment.NULL : channel.channel();
             String what = context.device().name() + ", " + entries + " entries";
             CompletionQueue cq = context.ownChild(ctx -> Verbs.Calls.CREATE_CQ.pointer(what, ctx, entries,
-                    MemorySegment.NULL, ch, 0), ibv_cq.sizeof(), raw -> Verbs.Calls.DESTROY_CQ.status(what, raw),
+                    MemorySegment.NULL, ch, 0), VerbsObjects.CQ_SIZE, raw -> Verbs.Calls.DESTROY_CQ.status(what, raw),
                     n -> new CompletionQueue(context, n, channel, asUser), false);
             ok = true;
             return cq;
@@ -64,7 +64,7 @@ public final class CompletionQueue extends NativeResource implements CompletionS
     }
 
     @Override
-    protected void opened() {
+    void opened() {
         context.events().watch(this);
         if (channel != null) {
             channel.attach(this);
@@ -169,13 +169,13 @@ public final class CompletionQueue extends NativeResource implements CompletionS
 
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         context.events().unwatch(this);
         Verbs.Calls.DESTROY_CQ.status(description(), raw);
     }
 
     @Override
-    protected void released() {
+    void released() {
         if (channel != null) {
             channel.detach(this);
             channel.removeUser(asUser);

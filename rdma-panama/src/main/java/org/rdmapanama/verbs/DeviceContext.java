@@ -8,10 +8,7 @@ import org.rdmapanama.device.Selection;
 import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.NoSuchDeviceException;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.ffi.ibv_comp_channel;
-import org.rdmapanama.ffi.ibv_context;
-import org.rdmapanama.ffi.ibv_context_ops;
-import org.rdmapanama.ffi.ibv_pd;
+import org.rdmapanama.internal.VerbsObjects;
 import org.rdmapanama.internal.DeviceQuery;
 import org.rdmapanama.internal.Verbs;
 
@@ -43,12 +40,11 @@ public final class DeviceContext extends NativeResource {
         super("DeviceContext " + device.name(), ctx, null);
         this.device = device;
         this.owned = owned;
-        MemorySegment ops = ibv_context.ops(ctx.struct());
-        this.pollCqFn = ibv_context_ops.poll_cq(ops);
-        this.reqNotifyCqFn = ibv_context_ops.req_notify_cq(ops);
-        this.postSendFn = ibv_context_ops.post_send(ops);
-        this.postRecvFn = ibv_context_ops.post_recv(ops);
-        this.postSrqRecvFn = ibv_context_ops.post_srq_recv(ops);
+        this.pollCqFn = VerbsObjects.pollCqFn(ctx.struct());
+        this.reqNotifyCqFn = VerbsObjects.reqNotifyCqFn(ctx.struct());
+        this.postSendFn = VerbsObjects.postSendFn(ctx.struct());
+        this.postRecvFn = VerbsObjects.postRecvFn(ctx.struct());
+        this.postSrqRecvFn = VerbsObjects.postSrqRecvFn(ctx.struct());
         this.events = AsyncEventWatcher.acquire(ctx.struct(), device.name(), !owned); // unscoped: it may outlive this wrapper
     }
 
@@ -76,7 +72,7 @@ public final class DeviceContext extends NativeResource {
                 RdmaDevice info = RdmaDevices.describe(ctx);
                 MemorySegment opened = ctx;
                 ctx = MemorySegment.NULL; // own() closes it if wrapping fails
-                return ownGuarded(opened, ibv_context.sizeof(), raw -> Verbs.closeDevice(raw, name),
+                return ownGuarded(opened, VerbsObjects.CONTEXT_SIZE, raw -> Verbs.closeDevice(raw, name),
                         n -> new DeviceContext(n, info, true));
             } finally {
                 if (!ctx.equals(MemorySegment.NULL)) {
@@ -137,14 +133,14 @@ public final class DeviceContext extends NativeResource {
     /** {@code ibv_alloc_pd}. */
     public ProtectionDomain allocateProtectionDomain() throws RdmaException {
         checkOpen();
-        return ownChild(ctx -> Verbs.Calls.ALLOC_PD.pointer(device.name(), ctx), ibv_pd.sizeof(),
+        return ownChild(ctx -> Verbs.Calls.ALLOC_PD.pointer(device.name(), ctx), VerbsObjects.PD_SIZE,
                 raw -> Verbs.Calls.DEALLOC_PD.status(device.name(), raw), n -> new ProtectionDomain(this, n), true);
     }
 
     /** {@code ibv_create_comp_channel}, for event-driven completion handling. */
     public CompletionChannel createCompletionChannel() throws RdmaException {
         checkOpen();
-        return ownChild(ctx -> Verbs.Calls.CREATE_COMP_CHANNEL.pointer(device.name(), ctx), ibv_comp_channel.sizeof(),
+        return ownChild(ctx -> Verbs.Calls.CREATE_COMP_CHANNEL.pointer(device.name(), ctx), VerbsObjects.COMP_CHANNEL_SIZE,
                 raw -> Verbs.Calls.DESTROY_COMP_CHANNEL.status(device.name(), raw), n -> new CompletionChannel(this, n),
                 false);
     }
@@ -177,7 +173,7 @@ public final class DeviceContext extends NativeResource {
      */
     static DeviceContext borrow(MemorySegment ctx) throws RdmaException {
         RdmaDevice info = describeBorrowed(ctx);
-        return ownGuarded(ctx, ibv_context.sizeof(), raw -> { }, n -> new DeviceContext(n, info, false)); // librdmacm's
+        return ownGuarded(ctx, VerbsObjects.CONTEXT_SIZE, raw -> { }, n -> new DeviceContext(n, info, false)); // librdmacm's
     }
 
     /**
@@ -202,7 +198,7 @@ public final class DeviceContext extends NativeResource {
             new java.util.concurrent.ConcurrentHashMap<>();
 
     private static RdmaDevice describeBorrowed(MemorySegment ctx) throws RdmaException {
-        long device = ibv_context.device(ctx.reinterpret(ibv_context.sizeof())).address();
+        long device = VerbsObjects.deviceOf(ctx);
         AsyncEventWatcher watcher = AsyncEventWatcher.current(ctx.address());
         long events = watcher == null ? -1 : watcher.portEvents(); // read before describing: a later event invalidates
         Described d = BORROWED.get(ctx.address());
@@ -215,7 +211,7 @@ public final class DeviceContext extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         events.release(); // before the close: the watcher must not read a closed context
         if (owned) {
             Verbs.closeDevice(raw, device.name());

@@ -1,7 +1,7 @@
 package org.rdmapanama.verbs;
 
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.ffi.ibv_mr;
+import org.rdmapanama.internal.VerbsObjects;
 import org.rdmapanama.internal.NativeMemory;
 import org.rdmapanama.internal.Verbs;
 
@@ -30,14 +30,14 @@ public final class MemoryRegion extends NativeResource {
         // Memory we own lives in the region's arena: one close, one handshake, and unusable before the dereg.
         this.segment = owned ? memory.reinterpret(arena(), null) : memory;
         this.ownedMemory = owned ? memory : null;
-        this.lkey = ibv_mr.lkey(handle());
-        this.rkey = ibv_mr.rkey(handle());
+        this.lkey = VerbsObjects.lkey(handle());
+        this.rkey = VerbsObjects.rkey(handle());
         this.access = Set.copyOf(access);
     }
 
     static MemoryRegion register(ProtectionDomain pd, MemorySegment memory, Set<Access> access)
             throws RdmaException {
-        return pd.ownChild(h -> registerRaw(pd, h, memory, access), ibv_mr.sizeof(), MemoryRegion::deregister,
+        return pd.ownChild(h -> registerRaw(pd, h, memory, access), VerbsObjects.MR_SIZE, MemoryRegion::deregister,
                 n -> new MemoryRegion(pd, n, memory, false, access), false);
     }
 
@@ -53,7 +53,7 @@ public final class MemoryRegion extends NativeResource {
                         MemorySegment raw = registerRaw(pd, h, buffer, access);
                         registered[0] = true;
                         return raw;
-                    }, ibv_mr.sizeof(), r -> {
+                    }, VerbsObjects.MR_SIZE, r -> {
                         deregister(r);
                         registered[0] = false;
                     }, n -> new MemoryRegion(pd, n, buffer, true, access), false);
@@ -120,7 +120,7 @@ public final class MemoryRegion extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         Verbs.Calls.DEREG_MR.status(description(), raw);
         deregistered = true;
     }
@@ -130,7 +130,7 @@ public final class MemoryRegion extends NativeResource {
     }
 
     @Override
-    protected void released() {
+    void released() {
         // A region whose dereg failed may still be written by the device: its memory is left allocated.
         if (ownedMemory != null && deregistered) {
             NativeMemory.free(ownedMemory);

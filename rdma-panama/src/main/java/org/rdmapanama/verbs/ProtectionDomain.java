@@ -58,7 +58,7 @@ public final class ProtectionDomain extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         Verbs.Calls.DEALLOC_PD.status(context.device().name(), raw);
     }
 }

@@ -1,9 +1,6 @@
 package org.rdmapanama.verbs;
 
-import org.rdmapanama.ffi.Rdma;
-import org.rdmapanama.ffi.ibv_ah_attr;
-import org.rdmapanama.ffi.ibv_global_route;
-import org.rdmapanama.ffi.ibv_qp_attr;
+import org.rdmapanama.internal.QpAttributes;
 
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
@@ -26,35 +23,35 @@ final class QpTransition {
     /** Hop limit of a GRH: the peer is on the same subnet. */
     static final byte HOP_LIMIT_SUBNET = 1;
 
-    static final int STATE = Rdma.IBV_QP_STATE();
-    static final int ACCESS_FLAGS = Rdma.IBV_QP_ACCESS_FLAGS();
-    static final int PKEY_INDEX = Rdma.IBV_QP_PKEY_INDEX();
-    static final int PORT = Rdma.IBV_QP_PORT();
-    static final int QKEY = Rdma.IBV_QP_QKEY();
-    static final int AV = Rdma.IBV_QP_AV();
-    static final int PATH_MTU = Rdma.IBV_QP_PATH_MTU();
-    static final int TIMEOUT = Rdma.IBV_QP_TIMEOUT();
-    static final int RETRY_CNT = Rdma.IBV_QP_RETRY_CNT();
-    static final int RNR_RETRY = Rdma.IBV_QP_RNR_RETRY();
-    static final int RQ_PSN = Rdma.IBV_QP_RQ_PSN();
-    static final int MAX_QP_RD_ATOMIC = Rdma.IBV_QP_MAX_QP_RD_ATOMIC();
-    static final int MIN_RNR_TIMER = Rdma.IBV_QP_MIN_RNR_TIMER();
-    static final int SQ_PSN = Rdma.IBV_QP_SQ_PSN();
-    static final int MAX_DEST_RD_ATOMIC = Rdma.IBV_QP_MAX_DEST_RD_ATOMIC();
-    static final int DEST_QPN = Rdma.IBV_QP_DEST_QPN();
+    static final int STATE = QpAttributes.STATE;
+    static final int ACCESS_FLAGS = QpAttributes.ACCESS_FLAGS;
+    static final int PKEY_INDEX = QpAttributes.PKEY_INDEX;
+    static final int PORT = QpAttributes.PORT;
+    static final int QKEY = QpAttributes.QKEY;
+    static final int AV = QpAttributes.AV;
+    static final int PATH_MTU = QpAttributes.PATH_MTU;
+    static final int TIMEOUT = QpAttributes.TIMEOUT;
+    static final int RETRY_CNT = QpAttributes.RETRY_CNT;
+    static final int RNR_RETRY = QpAttributes.RNR_RETRY;
+    static final int RQ_PSN = QpAttributes.RQ_PSN;
+    static final int MAX_QP_RD_ATOMIC = QpAttributes.MAX_QP_RD_ATOMIC;
+    static final int MIN_RNR_TIMER = QpAttributes.MIN_RNR_TIMER;
+    static final int SQ_PSN = QpAttributes.SQ_PSN;
+    static final int MAX_DEST_RD_ATOMIC = QpAttributes.MAX_DEST_RD_ATOMIC;
+    static final int DEST_QPN = QpAttributes.DEST_QPN;
 
     static int init(MemorySegment attr, QueuePairType type, int port, Access... remoteAccess) {
-        ibv_qp_attr.qp_state(attr, QpState.INIT.ordinal());
-        ibv_qp_attr.pkey_index(attr, (short) 0);
-        ibv_qp_attr.port_num(attr, (byte) port);
+        QpAttributes.state(attr, QpState.INIT.ordinal());
+        QpAttributes.pkeyIndex(attr, (short) 0);
+        QpAttributes.port(attr, (byte) port);
         int mask = STATE | PKEY_INDEX | PORT;
         if (type == QueuePairType.UD) {
-            ibv_qp_attr.qkey(attr, QueuePair.DEFAULT_QKEY);
+            QpAttributes.qkey(attr, QueuePair.DEFAULT_QKEY);
             return mask | QKEY;
         }
         Set<Access> set = remoteAccess.length == 0 ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(Set.of(remoteAccess));
         set.remove(Access.LOCAL_WRITE); // a QP's access flags are what the peer may do
-        ibv_qp_attr.qp_access_flags(attr, Access.mask(set) & ~Access.LOCAL_WRITE.bit); // mask() adds it back
+        QpAttributes.accessFlags(attr, Access.mask(set) & ~Access.LOCAL_WRITE.bit); // mask() adds it back
         return mask | ACCESS_FLAGS;
     }
 
@@ -69,51 +66,41 @@ final class QpTransition {
 
     static int rtr(MemorySegment attr, QueuePairType type, QpAddress remote, int port, int gidIndex, int mtuBytes,
                    int maxDestRdAtomic) {
-        ibv_qp_attr.qp_state(attr, QpState.RTR.ordinal());
+        QpAttributes.state(attr, QpState.RTR.ordinal());
         if (type != QueuePairType.RC) {
             return STATE;
         }
-        ibv_qp_attr.path_mtu(attr, mtuEnum(mtuBytes));
-        ibv_qp_attr.dest_qp_num(attr, remote.qpn());
-        ibv_qp_attr.rq_psn(attr, remote.psn());
-        ibv_qp_attr.max_dest_rd_atomic(attr, (byte) Math.min(255, Math.max(1, maxDestRdAtomic)));
-        ibv_qp_attr.min_rnr_timer(attr, MIN_RNR_TIMER_0_64_MS);
-        fillAddress(ibv_qp_attr.ah_attr(attr), remote, port, gidIndex);
+        QpAttributes.pathMtu(attr, mtuEnum(mtuBytes));
+        QpAttributes.destQpNumber(attr, remote.qpn());
+        QpAttributes.rqPsn(attr, remote.psn());
+        QpAttributes.maxDestRdAtomic(attr, Math.min(255, Math.max(1, maxDestRdAtomic)));
+        QpAttributes.minRnrTimer(attr, MIN_RNR_TIMER_0_64_MS);
+        fillAddress(QpAttributes.addressOf(attr), remote, port, gidIndex);
         return STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER;
     }
 
     static int rts(MemorySegment attr, QueuePairType type, int psn, int maxRdAtomic) {
-        ibv_qp_attr.qp_state(attr, QpState.RTS.ordinal());
-        ibv_qp_attr.sq_psn(attr, psn & 0xffffff);
+        QpAttributes.state(attr, QpState.RTS.ordinal());
+        QpAttributes.sqPsn(attr, psn & 0xffffff);
         int mask = STATE | SQ_PSN;
         if (type != QueuePairType.RC) {
             return mask;
         }
-        ibv_qp_attr.timeout(attr, ACK_TIMEOUT_67_MS);
-        ibv_qp_attr.retry_cnt(attr, RETRY_MAX);
-        ibv_qp_attr.rnr_retry(attr, RETRY_MAX);
-        ibv_qp_attr.max_rd_atomic(attr, (byte) Math.min(255, Math.max(1, maxRdAtomic)));
+        QpAttributes.timeout(attr, ACK_TIMEOUT_67_MS);
+        QpAttributes.retryCount(attr, RETRY_MAX);
+        QpAttributes.rnrRetry(attr, RETRY_MAX);
+        QpAttributes.maxRdAtomic(attr, Math.min(255, Math.max(1, maxRdAtomic)));
         return mask | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC;
     }
 
     /** Just the state: ERR (flushes outstanding WRs) or RESET. */
     static int state(MemorySegment attr, QpState state) {
-        ibv_qp_attr.qp_state(attr, state.ordinal());
+        QpAttributes.state(attr, state.ordinal());
         return STATE;
     }
 
     /** {@code struct ibv_ah_attr} toward {@code remote}: by LID, plus a GRH from {@code gidIndex} if it is {@code >= 0}. */
     static void fillAddress(MemorySegment ah, QpAddress remote, int port, int gidIndex) {
-        ibv_ah_attr.dlid(ah, (short) remote.lid());
-        ibv_ah_attr.sl(ah, (byte) 0);
-        ibv_ah_attr.src_path_bits(ah, (byte) 0);
-        ibv_ah_attr.port_num(ah, (byte) port);
-        if (gidIndex >= 0) {
-            ibv_ah_attr.is_global(ah, (byte) 1);
-            MemorySegment grh = ibv_ah_attr.grh(ah);
-            ibv_global_route.dgid(grh).copyFrom(MemorySegment.ofArray(remote.gid()));
-            ibv_global_route.sgid_index(grh, (byte) gidIndex);
-            ibv_global_route.hop_limit(grh, HOP_LIMIT_SUBNET);
-        }
+        QpAttributes.fillAddress(ah, remote.lid(), port, remote.gid(), gidIndex, HOP_LIMIT_SUBNET);
     }
 }

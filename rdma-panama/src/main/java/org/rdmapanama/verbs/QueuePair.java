@@ -3,12 +3,10 @@ package org.rdmapanama.verbs;
 import org.rdmapanama.device.LinkLayer;
 import org.rdmapanama.error.ClosedResourceException;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.ffi.ibv_qp;
-import org.rdmapanama.ffi.ibv_qp_attr;
-import org.rdmapanama.ffi.ibv_qp_init_attr;
 import org.rdmapanama.internal.Bridge;
 import org.rdmapanama.internal.DataPath;
 import org.rdmapanama.internal.Errno;
+import org.rdmapanama.internal.QpAttributes;
 import org.rdmapanama.internal.Verbs;
 
 import java.lang.foreign.Arena;
@@ -32,10 +30,6 @@ public final class QueuePair extends NativeResource {
     /** The Q_Key UD QPs use unless told otherwise (perftest's and rdma_cm's). */
     public static final int DEFAULT_QKEY = 0x11111111;
 
-    static {
-        Bridge.register(new BridgeImpl());
-    }
-
     private final ProtectionDomain pd;
     private final DeviceContext context;
     private final QueuePairConfig config;
@@ -52,12 +46,12 @@ public final class QueuePair extends NativeResource {
 
     private QueuePair(ProtectionDomain pd, Native qp, QueuePairConfig config, MemorySegment initAttr,
                       Bridge.Destroyer destroyer, Dependent asUser) {
-        super("QueuePair " + config.type() + " " + ibv_qp.qp_num(qp.struct()) + " on "
+        super("QueuePair " + config.type() + " " + QpAttributes.qpNumber(qp.struct()) + " on "
                 + pd.context().device().name(), qp, pd);
         this.pd = pd;
         this.context = pd.context();
         this.config = config;
-        this.qpNumber = ibv_qp.qp_num(handle());
+        this.qpNumber = QpAttributes.qpNumber(handle());
         this.maxInlineData = QueuePairInit.grantedInline(initAttr);
         this.maxSendSge = Math.max(config.maxSendSge(), 1);
         this.maxRecvSge = Math.max(config.maxRecvSge(), 1);
@@ -73,15 +67,15 @@ public final class QueuePair extends NativeResource {
 
     static QueuePair create(ProtectionDomain pd, QueuePairConfig config) throws RdmaException {
         try (Arena scratch = Arena.ofConfined()) {
-            MemorySegment attr = scratch.allocate(ibv_qp_init_attr.layout());
+            MemorySegment attr = QpAttributes.allocateInit(scratch);
             QueuePairInit.fill(attr, pd, config);
             String what = pd.context().device().name() + ", " + config.type() + ", send " + config.maxSendWr() + "x"
                     + config.maxSendSge() + ", recv " + config.maxRecvWr() + "x" + config.maxRecvSge() + ", inline "
                     + config.maxInlineData();
             Bridge.Destroyer destroyer = raw -> Verbs.Calls.DESTROY_QP.status(
-                    "qp " + ibv_qp.qp_num(raw.reinterpret(ibv_qp.sizeof())), raw);
+                    "qp " + QpAttributes.qpNumber(raw), raw);
             return withHolds(pd, config, asUser -> pd.ownChild(h -> Verbs.Calls.CREATE_QP.pointer(what, h, attr),
-                    ibv_qp.sizeof(), destroyer::destroy,
+                    QpAttributes.QP_SIZE, destroyer::destroy,
                     n -> new QueuePair(pd, n, config, attr, destroyer, asUser), false));
         }
     }
@@ -231,10 +225,10 @@ public final class QueuePair extends NativeResource {
     }
 
     RdmaException postFailure(String verb, int rc) {
-        int errno = Math.abs(rc);
+        int errno = -rc;
         String hint = errno == Errno.ENOMEM ? " (the queue is full: poll completions first, or make it deeper)"
                 : errno == Errno.EINVAL ? " (the QP is in the wrong state, or a WR exceeds its limits)" : "";
-        return Errno.failure(verb, description(), errno, hint);
+        return Errno.failure(verb, description(), rc, hint);
     }
 
     // --- state transitions (rc_pingpong's pp_connect_ctx, in steps; attributes in QpTransition) ---
@@ -243,7 +237,7 @@ public final class QueuePair extends NativeResource {
     public void toInit(int port, Access... remoteAccess) throws RdmaException {
         checkPort(port);
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment attr = a.allocate(ibv_qp_attr.layout());
+            MemorySegment attr = QpAttributes.allocateAttr(a);
             modify(attr, QpTransition.init(attr, type(), port, remoteAccess), "RESET -> INIT");
         }
     }
@@ -261,7 +255,7 @@ public final class QueuePair extends NativeResource {
                     + " is RoCE: a GID index is required (packets need a GRH)");
         }
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment attr = a.allocate(ibv_qp_attr.layout());
+            MemorySegment attr = QpAttributes.allocateAttr(a);
             int mask = QpTransition.rtr(attr, type(), remote, port, gidIndex, mtuBytes,
                     context.capabilities().maxQpRdAtom());
             modify(attr, mask, "INIT -> RTR toward " + remote);
@@ -271,7 +265,7 @@ public final class QueuePair extends NativeResource {
     /** RTR → RTS, sending from {@code psn}; RC gets perftest's timeout and retry counts. */
     public void toRts(int psn) throws RdmaException {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment attr = a.allocate(ibv_qp_attr.layout());
+            MemorySegment attr = QpAttributes.allocateAttr(a);
             modify(attr, QpTransition.rts(attr, type(), psn, context.capabilities().maxQpInitRdAtom()), "RTR -> RTS");
         }
     }
@@ -279,7 +273,7 @@ public final class QueuePair extends NativeResource {
     /** Moves to ERR: outstanding WRs complete with {@link WcStatus#WR_FLUSH_ERR}. */
     public void toError() throws RdmaException {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment attr = a.allocate(ibv_qp_attr.layout());
+            MemorySegment attr = QpAttributes.allocateAttr(a);
             modify(attr, QpTransition.state(attr, QpState.ERR), "-> ERR");
         }
     }
@@ -287,7 +281,7 @@ public final class QueuePair extends NativeResource {
     /** Back to RESET, to be brought up again (after an error, say). */
     public void toReset() throws RdmaException {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment attr = a.allocate(ibv_qp_attr.layout());
+            MemorySegment attr = QpAttributes.allocateAttr(a);
             modify(attr, QpTransition.state(attr, QpState.RESET), "-> RESET");
         }
     }
@@ -295,14 +289,14 @@ public final class QueuePair extends NativeResource {
     /** {@code ibv_query_qp}: the current state. */
     public QpState state() throws RdmaException {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment attr = a.allocate(ibv_qp_attr.layout());
-            MemorySegment init = a.allocate(ibv_qp_init_attr.layout());
+            MemorySegment attr = QpAttributes.allocateAttr(a);
+            MemorySegment init = QpAttributes.allocateInit(a);
             try {
                 Verbs.Calls.QUERY_QP.status(description(), handle(), attr, QpTransition.STATE, init);
             } catch (IllegalStateException e) {
                 throw translate(e);
             }
-            return QpState.of(ibv_qp_attr.qp_state(attr));
+            return QpState.of(QpAttributes.state(attr));
         }
     }
 
@@ -323,12 +317,12 @@ public final class QueuePair extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         destroyer.destroy(raw);
     }
 
     @Override
-    protected void released() {
+    void released() {
         config.sendCq().removeUser(asUser);
         config.recvCq().removeUser(asUser);
         if (config.srq() != null) {
@@ -341,7 +335,8 @@ public final class QueuePair extends NativeResource {
         }
     }
 
-    private static final class BridgeImpl
+    /** Registered by {@link NativeResource}'s static initializer (creating it does not initialize this class). */
+    static final class BridgeImpl
             implements Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> {
         @Override
         public DeviceContext borrowContext(MemorySegment ibvContext) throws RdmaException {
@@ -356,7 +351,7 @@ public final class QueuePair extends NativeResource {
         @Override
         public QueuePair createQueuePair(ProtectionDomain pd, QueuePairConfig config, MemorySegment initAttr,
                                          Bridge.QpMaker make, Bridge.Destroyer destroyer) throws RdmaException {
-            return withHolds(pd, config, asUser -> pd.ownChild(make::make, ibv_qp.sizeof(), destroyer::destroy,
+            return withHolds(pd, config, asUser -> pd.ownChild(make::make, QpAttributes.QP_SIZE, destroyer::destroy,
                     n -> new QueuePair(pd, n, config, initAttr, destroyer, asUser), false));
         }
     }

@@ -2,8 +2,7 @@ package org.rdmapanama.verbs;
 
 import org.rdmapanama.error.CompletionQueueOverrunException;
 import org.rdmapanama.error.TransportCapabilityException;
-import org.rdmapanama.ffi.ibv_qp_cap;
-import org.rdmapanama.ffi.ibv_qp_init_attr;
+import org.rdmapanama.internal.QpAttributes;
 
 import org.rdmapanama.device.DeviceCapabilities;
 
@@ -45,23 +44,14 @@ final class QueuePairInit {
             fits(c.sendCq(), c.maxSendWr(), "send " + c.maxSendWr());
             fits(c.recvCq(), recvWr, "recv " + recvWr);
         }
-        attr.fill((byte) 0);
-        ibv_qp_init_attr.send_cq(attr, c.sendCq().cq());
-        ibv_qp_init_attr.recv_cq(attr, c.recvCq().cq());
-        ibv_qp_init_attr.srq(attr, c.srq() == null ? MemorySegment.NULL : c.srq().srq());
-        MemorySegment cap = ibv_qp_init_attr.cap(attr);
-        ibv_qp_cap.max_send_wr(cap, c.maxSendWr());
-        ibv_qp_cap.max_recv_wr(cap, c.srq() == null ? c.maxRecvWr() : 0);
-        ibv_qp_cap.max_send_sge(cap, c.maxSendSge());
-        ibv_qp_cap.max_recv_sge(cap, c.srq() == null ? c.maxRecvSge() : 0);
-        ibv_qp_cap.max_inline_data(cap, c.maxInlineData());
-        ibv_qp_init_attr.qp_type(attr, c.type().code);
-        ibv_qp_init_attr.sq_sig_all(attr, c.signalAll() ? 1 : 0);
+        QpAttributes.fillInit(attr, c.sendCq().cq(), c.recvCq().cq(), c.srq() == null ? MemorySegment.NULL : c.srq().srq(),
+                c.type().code, c.signalAll(), c.maxSendWr(), recvWr, c.maxSendSge(),
+                c.srq() == null ? c.maxRecvSge() : 0, c.maxInlineData());
     }
 
     /** What the provider granted, written back into the attributes by create: it may exceed the request. */
     static int grantedInline(MemorySegment attr) {
-        return ibv_qp_cap.max_inline_data(ibv_qp_init_attr.cap(attr));
+        return QpAttributes.grantedInline(attr);
     }
 
     private static void limit(String what, int asked, int max, String dev, String attr) {

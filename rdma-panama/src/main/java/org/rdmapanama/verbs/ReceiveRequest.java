@@ -1,7 +1,6 @@
 package org.rdmapanama.verbs;
 
-import org.rdmapanama.ffi.ibv_recv_wr;
-import org.rdmapanama.ffi.ibv_sge;
+import org.rdmapanama.internal.WorkRequests;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -20,15 +19,15 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * already be freed.
  */
 public final class ReceiveRequest implements AutoCloseable {
-    private static final long WR_SIZE = ibv_recv_wr.sizeof();
-    private static final long SGE_SIZE = ibv_sge.sizeof();
-    private static final long WR_ID = ibv_recv_wr.wr_id$offset();
-    private static final long NEXT = ibv_recv_wr.next$offset();
-    private static final long SG_LIST = ibv_recv_wr.sg_list$offset();
-    private static final long NUM_SGE = ibv_recv_wr.num_sge$offset();
-    private static final long SGE_ADDR = ibv_sge.addr$offset();
-    private static final long SGE_LENGTH = ibv_sge.length$offset();
-    private static final long SGE_LKEY = ibv_sge.lkey$offset();
+    private static final long WR_SIZE = WorkRequests.RECV_WR_SIZE;
+    private static final long SGE_SIZE = WorkRequests.SGE_SIZE;
+    private static final long WR_ID = WorkRequests.RECV_WR_ID;
+    private static final long NEXT = WorkRequests.RECV_NEXT;
+    private static final long SG_LIST = WorkRequests.RECV_SG_LIST;
+    private static final long NUM_SGE = WorkRequests.RECV_NUM_SGE;
+    private static final long SGE_ADDR = WorkRequests.SGE_ADDR;
+    private static final long SGE_LENGTH = WorkRequests.SGE_LENGTH;
+    private static final long SGE_LKEY = WorkRequests.SGE_LKEY;
 
     final NativeResource owner;
     private final MemorySegment wrs;
@@ -47,9 +46,9 @@ public final class ReceiveRequest implements AutoCloseable {
         this.owner = owner;
         this.capacity = chainLength;
         this.maxSge = maxSge;
-        this.wrs = memory.allocate(ibv_recv_wr.layout(), chainLength);
+        this.wrs = memory.allocate(WorkRequests.RECV_WR, chainLength);
         this.wrsForCall = MemorySegment.ofAddress(wrs.address());
-        this.sges = memory.allocate(ibv_sge.layout(), (long) chainLength * maxSge);
+        this.sges = memory.allocate(WorkRequests.SGE, (long) chainLength * maxSge);
         for (int i = 0; i < chainLength; i++) {
             wrs.set(ADDRESS, i * WR_SIZE + SG_LIST, sges.asSlice(i * maxSge * SGE_SIZE));
         }

@@ -3,12 +3,9 @@ package org.rdmapanama.verbs;
 import org.rdmapanama.device.DeviceCapabilities;
 import org.rdmapanama.error.ClosedResourceException;
 import org.rdmapanama.error.TransportCapabilityException;
-import org.rdmapanama.ffi.Rdma;
-import org.rdmapanama.ffi.ibv_send_wr;
-import org.rdmapanama.ffi.ibv_sge;
+import org.rdmapanama.internal.WorkRequests;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemoryLayout.PathElement;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 
@@ -34,40 +31,32 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * or its QP is.
  */
 public final class SendRequest implements AutoCloseable {
-    private static final long WR_SIZE = ibv_send_wr.sizeof();
-    private static final long SGE_SIZE = ibv_sge.sizeof();
-    private static final long WR_ID = ibv_send_wr.wr_id$offset();
-    private static final long NEXT = ibv_send_wr.next$offset();
-    private static final long SG_LIST = ibv_send_wr.sg_list$offset();
-    private static final long NUM_SGE = ibv_send_wr.num_sge$offset();
-    private static final long OPCODE = ibv_send_wr.opcode$offset();
-    private static final long SEND_FLAGS = ibv_send_wr.send_flags$offset();
-    private static final long IMM_DATA = ibv_send_wr.imm_data$offset();
-    private static final long RDMA_REMOTE_ADDR = offset("wr", "rdma", "remote_addr");
-    private static final long RDMA_RKEY = offset("wr", "rdma", "rkey");
-    private static final long ATOMIC_REMOTE_ADDR = offset("wr", "atomic", "remote_addr");
-    private static final long ATOMIC_COMPARE_ADD = offset("wr", "atomic", "compare_add");
-    private static final long ATOMIC_SWAP = offset("wr", "atomic", "swap");
-    private static final long ATOMIC_RKEY = offset("wr", "atomic", "rkey");
-    private static final long UD_AH = offset("wr", "ud", "ah");
-    private static final long UD_REMOTE_QPN = offset("wr", "ud", "remote_qpn");
-    private static final long UD_REMOTE_QKEY = offset("wr", "ud", "remote_qkey");
-    private static final long SGE_ADDR = ibv_sge.addr$offset();
-    private static final long SGE_LENGTH = ibv_sge.length$offset();
-    private static final long SGE_LKEY = ibv_sge.lkey$offset();
+    private static final long WR_SIZE = WorkRequests.SEND_WR_SIZE;
+    private static final long SGE_SIZE = WorkRequests.SGE_SIZE;
+    private static final long WR_ID = WorkRequests.SEND_WR_ID;
+    private static final long NEXT = WorkRequests.SEND_NEXT;
+    private static final long SG_LIST = WorkRequests.SEND_SG_LIST;
+    private static final long NUM_SGE = WorkRequests.SEND_NUM_SGE;
+    private static final long OPCODE = WorkRequests.SEND_OPCODE;
+    private static final long SEND_FLAGS = WorkRequests.SEND_FLAGS;
+    private static final long IMM_DATA = WorkRequests.SEND_IMM_DATA;
+    private static final long RDMA_REMOTE_ADDR = WorkRequests.RDMA_REMOTE_ADDR;
+    private static final long RDMA_RKEY = WorkRequests.RDMA_RKEY;
+    private static final long ATOMIC_REMOTE_ADDR = WorkRequests.ATOMIC_REMOTE_ADDR;
+    private static final long ATOMIC_COMPARE_ADD = WorkRequests.ATOMIC_COMPARE_ADD;
+    private static final long ATOMIC_SWAP = WorkRequests.ATOMIC_SWAP;
+    private static final long ATOMIC_RKEY = WorkRequests.ATOMIC_RKEY;
+    private static final long UD_AH = WorkRequests.UD_AH;
+    private static final long UD_REMOTE_QPN = WorkRequests.UD_REMOTE_QPN;
+    private static final long UD_REMOTE_QKEY = WorkRequests.UD_REMOTE_QKEY;
+    private static final long SGE_ADDR = WorkRequests.SGE_ADDR;
+    private static final long SGE_LENGTH = WorkRequests.SGE_LENGTH;
+    private static final long SGE_LKEY = WorkRequests.SGE_LKEY;
 
-    private static final int FLAG_FENCE = Rdma.IBV_SEND_FENCE();
-    private static final int FLAG_SIGNALED = Rdma.IBV_SEND_SIGNALED();
-    private static final int FLAG_SOLICITED = Rdma.IBV_SEND_SOLICITED();
-    private static final int FLAG_INLINE = Rdma.IBV_SEND_INLINE();
-
-    private static long offset(String... path) {
-        PathElement[] elements = new PathElement[path.length];
-        for (int i = 0; i < path.length; i++) {
-            elements[i] = PathElement.groupElement(path[i]);
-        }
-        return ibv_send_wr.layout().byteOffset(elements);
-    }
+    private static final int FLAG_FENCE = WorkRequests.FLAG_FENCE;
+    private static final int FLAG_SIGNALED = WorkRequests.FLAG_SIGNALED;
+    private static final int FLAG_SOLICITED = WorkRequests.FLAG_SOLICITED;
+    private static final int FLAG_INLINE = WorkRequests.FLAG_INLINE;
 
     final QueuePair owner;
     private final MemorySegment wrs;
@@ -96,9 +85,9 @@ public final class SendRequest implements AutoCloseable {
         this.owner = qp;
         this.capacity = chainLength;
         this.maxSge = maxSge;
-        this.wrs = memory.allocate(ibv_send_wr.layout(), chainLength);
+        this.wrs = memory.allocate(WorkRequests.SEND_WR, chainLength);
         this.wrsForCall = MemorySegment.ofAddress(wrs.address());
-        this.sges = memory.allocate(ibv_sge.layout(), Math.max(1, (long) chainLength * maxSge));
+        this.sges = memory.allocate(WorkRequests.SGE, Math.max(1, (long) chainLength * maxSge));
         this.opcodes = new Opcode[chainLength];
         DeviceContext ctx = qp.context();
         this.immediateData = ctx.transport().supportsImmediateData();

@@ -3,9 +3,7 @@ package org.rdmapanama.verbs;
 import org.rdmapanama.device.DeviceCapabilities;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.error.TransportCapabilityException;
-import org.rdmapanama.ffi.ibv_srq;
-import org.rdmapanama.ffi.ibv_srq_attr;
-import org.rdmapanama.ffi.ibv_srq_init_attr;
+import org.rdmapanama.internal.VerbsObjects;
 import org.rdmapanama.internal.DataPath;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Verbs;
@@ -48,12 +46,9 @@ public final class SharedReceiveQueue extends NativeResource {
                     + caps.maxSrqSge() + " (max_srq_sge)");
         }
         try (Arena scratch = Arena.ofConfined()) {
-            MemorySegment init = scratch.allocate(ibv_srq_init_attr.layout());
-            MemorySegment attr = ibv_srq_init_attr.attr(init);
-            ibv_srq_attr.max_wr(attr, maxWr);
-            ibv_srq_attr.max_sge(attr, maxSge);
+            MemorySegment init = VerbsObjects.srqInitAttr(scratch, maxWr, maxSge);
             return pd.ownChild(h -> Verbs.Calls.CREATE_SRQ.pointer(dev + ", " + maxWr + "x" + maxSge, h, init),
-                    ibv_srq.sizeof(), raw -> Verbs.Calls.DESTROY_SRQ.status(dev, raw),
+                    VerbsObjects.SRQ_SIZE, raw -> Verbs.Calls.DESTROY_SRQ.status(dev, raw),
                     n -> new SharedReceiveQueue(pd, n, maxSge), false);
         }
     }
@@ -91,7 +86,7 @@ public final class SharedReceiveQueue extends NativeResource {
     }
 
     @Override
-    protected void destroy(MemorySegment raw) throws RdmaException {
+    void destroy(MemorySegment raw) throws RdmaException {
         Verbs.Calls.DESTROY_SRQ.status(description(), raw);
     }
 }

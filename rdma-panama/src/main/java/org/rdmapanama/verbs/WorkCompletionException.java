@@ -2,9 +2,7 @@ package org.rdmapanama.verbs;
 
 import org.rdmapanama.error.RdmaException;
 
-
-
-/** A work request completed with an error status. */
+/** A work request completed with an error status. It lives here, not in error, because it carries a {@link WcStatus}. */
 public final class WorkCompletionException extends RdmaException {
     private final WcStatus status;
     private final long wrId;

@@ -54,7 +54,7 @@ class FailoverRulesTest {
                 TransportFailure.of(CmExceptions.of("x", CmEventType.ADDR_ERROR, -113)).reason());
         assertEquals(TransportFailure.Reason.TIMEOUT, TransportFailure.of(CmExceptions.timeout("timed out")).reason());
         assertEquals(TransportFailure.Reason.REFUSED,
-                TransportFailure.of(CmExceptions.of("refused", null, 111)).reason());
+                TransportFailure.of(CmExceptions.of("refused", null, -111)).reason());
         assertEquals(TransportFailure.Reason.OTHER, TransportFailure.of(new IllegalStateException("x")).reason());
     }
 

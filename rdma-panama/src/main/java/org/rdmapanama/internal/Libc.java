@@ -1,0 +1,162 @@
+package org.rdmapanama.internal;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * The libc functions the runtime calls, each linked once, on first use of
+ * this class. Those that fail through errno return {@code >= 0} on success
+ * or {@code -errno}, as every native wrapper here does; {@link Errno#check}
+ * turns a negative one into an exception. None of these is on the data path.
+ */
+public final class Libc {
+    private Libc() {}
+
+    private static final MethodHandle POLL = Link.withErrno(Link.libc("poll"),
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle EVENTFD = Link.withErrno(Link.libc("eventfd"),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle FCNTL = Link.withErrno(Link.libc("fcntl"),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle READ = Link.withErrno(Link.libc("read"),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle WRITE = Link.withErrno(Link.libc("write"),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle CLOSE = Link.withErrno(Link.libc("close"),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle ALIGNED_ALLOC = Link.plain(Link.libc("aligned_alloc"),
+            FunctionDescriptor.of(ADDRESS, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle FREE = Link.plain(Link.libc("free"), FunctionDescriptor.ofVoid(ADDRESS));
+    private static final MethodHandle STRERROR = Link.plain(Link.libc("strerror"),
+            FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    private static final MethodHandle CLOCK_GETTIME = Link.plain(Link.libc("clock_gettime"),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+
+    private static final int CLOCK_THREAD_CPUTIME_ID = 3;
+    private static final ThreadLocal<MemorySegment> TIMESPEC =
+            ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(16, 8)); // freed with its thread
+
+    /** {@code poll(2)} of {@code count} {@code struct pollfd}: how many are ready, or -errno. */
+    public static int poll(MemorySegment fds, long count, int timeoutMillis) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(Link.CALL_STATE);
+            int rc = (int) POLL.invokeExact(state, fds, count, timeoutMillis);
+            return rc < 0 ? -Link.errno(state) : rc;
+        } catch (Throwable t) {
+            throw unexpected("poll", t);
+        }
+    }
+
+    /** {@code eventfd(2)}: the fd, or -errno. */
+    public static int eventfd(int initial, int flags) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(Link.CALL_STATE);
+            int fd = (int) EVENTFD.invokeExact(state, initial, flags);
+            return fd < 0 ? -Link.errno(state) : fd;
+        } catch (Throwable t) {
+            throw unexpected("eventfd", t);
+        }
+    }
+
+    /** {@code fcntl(2)} with an int argument: its result, or -errno. */
+    public static int fcntl(int fd, int command, int argument) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(Link.CALL_STATE);
+            int rc = (int) FCNTL.invokeExact(state, fd, command, argument);
+            return rc < 0 ? -Link.errno(state) : rc;
+        } catch (Throwable t) {
+            throw unexpected("fcntl", t);
+        }
+    }
+
+    /** {@code read(2)}: the bytes read, or -errno. */
+    public static long read(int fd, MemorySegment buffer, long count) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(Link.CALL_STATE);
+            long rc = (long) READ.invokeExact(state, fd, buffer, count);
+            return rc < 0 ? -Link.errno(state) : rc;
+        } catch (Throwable t) {
+            throw unexpected("read", t);
+        }
+    }
+
+    /** {@code write(2)}: the bytes written, or -errno. */
+    public static long write(int fd, MemorySegment buffer, long count) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(Link.CALL_STATE);
+            long rc = (long) WRITE.invokeExact(state, fd, buffer, count);
+            return rc < 0 ? -Link.errno(state) : rc;
+        } catch (Throwable t) {
+            throw unexpected("write", t);
+        }
+    }
+
+    /** {@code close(2)}: 0, or -errno (the fd is gone either way). */
+    public static int close(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(Link.CALL_STATE);
+            int rc = (int) CLOSE.invokeExact(state, fd);
+            return rc < 0 ? -Link.errno(state) : rc;
+        } catch (Throwable t) {
+            throw unexpected("close", t);
+        }
+    }
+
+    /** {@code aligned_alloc(3)}: the memory, unscoped and of size 0, or NULL. */
+    public static MemorySegment alignedAlloc(long alignment, long size) {
+        try {
+            return (MemorySegment) ALIGNED_ALLOC.invokeExact(alignment, size);
+        } catch (Throwable t) {
+            throw unexpected("aligned_alloc", t);
+        }
+    }
+
+    /** {@code free(3)}. */
+    public static void free(MemorySegment memory) {
+        try {
+            FREE.invokeExact(memory);
+        } catch (Throwable t) {
+            throw unexpected("free", t);
+        }
+    }
+
+    /** {@code strerror(3)}: for example "Cannot allocate memory". */
+    public static String strerror(int errno) {
+        try {
+            return ((MemorySegment) STRERROR.invokeExact(errno)).reinterpret(256).getString(0);
+        } catch (Throwable t) {
+            return "unknown error";
+        }
+    }
+
+    /** {@code clock_gettime(CLOCK_THREAD_CPUTIME_ID)}: the CPU time this thread used. */
+    public static long threadCpuNanos() {
+        MemorySegment ts = TIMESPEC.get();
+        int rc;
+        try {
+            rc = (int) CLOCK_GETTIME.invokeExact(CLOCK_THREAD_CPUTIME_ID, ts);
+        } catch (Throwable t) {
+            throw unexpected("clock_gettime", t);
+        }
+        if (rc != 0) {
+            throw new IllegalStateException("clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+        }
+        return ts.get(JAVA_LONG, 0) * 1_000_000_000L + ts.get(JAVA_LONG, 8);
+    }
+
+    private static RuntimeException unexpected(String function, Throwable t) {
+        if (t instanceof RuntimeException e) {
+            return e;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException(function, t);
+    }
+}
