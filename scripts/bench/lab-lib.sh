@@ -1,83 +1,105 @@
 # shellcheck shell=bash
-# Sourced by scripts/bench/lab-run, interop-lab-run and scale-lab-run inside the lab
-# guest: what a device is and where it listens, asked of the device itself, the
-# perftest flags its transport needs, and bounded waits for a server.
+# Sourced by the lab runners inside the lab guest: what a device is (asked of rdma-bench,
+# which knows it from the runtime's device selection), the value in perftest's result row,
+# why a run failed, and reaping a server. Waiting for a server is scripts/lib/listen.sh's.
+# shellcheck source-path=SCRIPTDIR source=../lib/listen.sh
+source "${BASH_SOURCE[0]%/*}/../lib/listen.sh"
 
-# The device's transport as the kernel reports it: iWARP, RoCEv2, RoCEv1 or InfiniBand.
-device_transport() {
-    local dev=$1 sys=/sys/class/infiniband/$1 node ll
-    node=$(cat "$sys/node_type" 2>/dev/null) || { echo "no RDMA device $dev ($sys)" >&2; return 1; }
-    ll=$(cat "$sys/ports/1/link_layer" 2>/dev/null)
-    case "$node,$ll" in
-        *RNIC*) echo iWARP ;;
-        *CA*,Ethernet)
-            if grep -qx "RoCE v2" "$sys"/ports/1/gid_attrs/types/* 2>/dev/null; then echo RoCEv2; else echo RoCEv1; fi ;;
-        *CA*,InfiniBand) echo InfiniBand ;;
-        *) echo "$dev: unknown node type '$node' with link layer '$ll'" >&2; return 1 ;;
-    esac
-}
+# Per device, filled by device_facts: the transport (RoCEv2, iWARP, RoCEv1, InfiniBand), the
+# IPv4 address rdma_cm picks it by, the flags perftest needs for the transport (-R, -x GID or
+# none; words), or why the device cannot be used. The runners read them.
+# shellcheck disable=SC2034
+declare -gA DEV_TRANSPORT=() DEV_ADDR=() DEV_FLAGS=() DEV_ERROR=()
 
-# The IPv4 address of the device's network interface (rdma_cm picks the device by it).
-device_addr() {
-    local dev=$1 netdev addr
-    netdev=$(rdma link show "$dev/1" 2>/dev/null | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
-    [[ -n $netdev ]] || { echo "$dev: 'rdma link show $dev/1' names no netdev" >&2; return 1; }
-    addr=$(ip -4 -o addr show dev "$netdev" | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
-    [[ -n $addr ]] || { echo "$dev: its netdev $netdev has no IPv4 address" >&2; return 1; }
-    echo "$addr"
-}
-
-# The index of the RoCE v2 GID that maps an IPv4 address (perftest without rdma_cm needs -x).
-roce_v2_ipv4_gid() {
-    local dev=$1 t i
-    for t in /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/*; do
-        [[ $(cat "$t" 2>/dev/null) == "RoCE v2" ]] || continue
-        i=${t##*/}
-        [[ $(cat "/sys/class/infiniband/$dev/ports/1/gids/$i") == 0000:0000:0000:0000:0000:ffff:* ]] && { echo "$i"; return 0; }
-    done
-    echo "$dev has no RoCE v2 GID with an IPv4 address (/sys/class/infiniband/$dev/ports/1/gid_attrs/types)" >&2
+# device_facts DEV: fills the arrays above for DEV the first time it is asked (a JVM start, seconds
+# under the lab's emulation), from then on it answers from them. Call it in the runner's own shell,
+# not in $(...): a subshell's answers are lost. Fails when the device is unknown or unusable.
+device_facts() {
+    local dev=$1 lines errf t0=$SECONDS
+    [[ -n ${DEV_TRANSPORT[$dev]+set} ]] && return 0
+    [[ -n ${DEV_ERROR[$dev]+set} ]] && return 1
+    errf=$(mktemp)
+    if lines=$("${BASH_SOURCE[0]%/*}/../rdma-bench" devices --transport "$dev" --address "$dev" \
+        --perftest-flags "$dev" 2>"$errf"); then
+        {
+            read -r "DEV_TRANSPORT[$dev]"
+            read -r "DEV_ADDR[$dev]"
+            read -r "DEV_FLAGS[$dev]"
+        } <<<"$lines"
+        rm -f "$errf"
+        printf 'lab: %s is %s at %s, perftest flags [%s] (rdma-bench devices, %d s)\n' "$dev" \
+            "${DEV_TRANSPORT[$dev]}" "${DEV_ADDR[$dev]}" "${DEV_FLAGS[$dev]}" $((SECONDS - t0)) >&2
+        return 0
+    fi
+    DEV_ERROR[$dev]=$(grep -v '^\s*$' "$errf" | tail -n 1)
+    DEV_ERROR[$dev]=${DEV_ERROR[$dev]:-rdma-bench devices failed for $dev}
+    rm -f "$errf"
+    printf 'lab: %s: %s\n' "$dev" "${DEV_ERROR[$dev]}" >&2
     return 1
 }
 
-# Something listens on PORT: a TCP socket (perftest's exchange, iWARP's rdma_cm
-# socket) or an rdma_cm id in LISTEN (rdma_cm on RoCE has no socket).
-listening() {
-    local port=$1
-    ss -Hltn "sport = :$port" | grep -q . && return 0
-    rdma res show cm_id 2>/dev/null | grep -Eq "state LISTEN .*src-addr [^ ]*:$port( |$)"
-}
-
-# Waits until the server PID listens on PORT, at most RDMA_BENCH_LISTEN_TIMEOUT
-# seconds (default 120: a JVM starts slowly under TCG). Fails, saying why, when
-# the server exits first or the time is up.
-await_server() {
-    local port=$1 pid=$2 limit=${RDMA_BENCH_LISTEN_TIMEOUT:-120} i
-    for ((i = 0; i < limit * 10; i++)); do
-        listening "$port" && return 0
-        kill -0 "$pid" 2>/dev/null || { echo "the server exited before it listened on port $port" >&2; return 1; }
-        sleep 0.1
-    done
-    echo "the server did not listen on port $port within $limit s" >&2
-    return 1
-}
-
-# The flags perftest (and rdma-bench's perftest commands) need to connect over the
-# device's TRANSPORT, one per line: -R on iWARP (rdma_cm only), -x GID on RoCE v2
-# (the GID mapping its IPv4 address), none on InfiniBand. Fails, saying why, otherwise.
-perftest_flags() {
-    local dev=$1 transport=$2 gid
-    case $transport in
-        iWARP) echo -R ;;
-        RoCEv2) gid=$(roce_v2_ipv4_gid "$dev") || return 1; printf '%s\n' -x "$gid" ;;
-        InfiniBand) ;;
-        *) echo "$dev: no perftest flags for transport '$transport'" >&2; return 1 ;;
+# The column of perftest's result row (rdma-bench's perftest commands print the same table)
+# that holds METRIC: t_typical in a latency table, BW average or MsgRate in a bandwidth one.
+perftest_column() {
+    case $1 in
+        t_typical | msg_rate) echo 5 ;;
+        bw_average) echo 4 ;;
+        *) echo "perftest_column: no perftest column for '$1'" >&2; return 1 ;;
     esac
 }
 
-# Waits up to SECONDS (default 60) for a server whose client is done to exit, then
-# kills it; returns its status.
+# perftest_value LOG METRIC: METRIC's value in the first result row under perftest's header, or nothing.
+perftest_value() {
+    local col
+    col=$(perftest_column "$2") || return 1
+    awk -v col="$col" '/#bytes/ { hdr = 1; next } hdr && $1 ~ /^[0-9]+$/ { print $col; exit }' "$1"
+}
+
+# why_failed STATUS TIMEOUT LOG...: what failed, from the exit status and the sides' output (perftest's,
+# cmtime's or rdma-bench's words), in a few words without commas (it is a CSV field).
+why_failed() {
+    local rc=$1 limit=$2 text
+    shift 2
+    text=$(cat "$@" 2>/dev/null)
+    if ((rc == 124 || rc == 137)); then
+        echo "time-out after $limit s"
+    elif grep -qiE 'RETRY_EXC|retry counter|Failed status 12' <<<"$text"; then
+        echo "retry counter exceeded (IBV_WC_RETRY_EXC_ERR)"
+    elif grep -qiE 'RNR_RETRY|Failed status 13' <<<"$text"; then
+        echo "RNR retry counter exceeded"
+    elif grep -qiE 'WR_FLUSH|Failed status 5|left RTS|QPS_ERR|QP.* in error' <<<"$text"; then
+        echo "QP in error (work requests flushed)"
+    elif grep -qiE 'REJECTED|Connection refused' <<<"$text"; then
+        echo "connection refused or rejected"
+    elif grep -qiE 'UNREACHABLE|ADDR_ERROR|ROUTE_ERROR|ETIMEDOUT|timed out|timeout' <<<"$text"; then
+        echo "connection set-up timed out or unreachable"
+    else
+        grep -v '^\s*$' "$@" 2>/dev/null | tail -n 1 | tr ',' ';' | cut -c1-120
+    fi
+}
+
+# reap_server PID [SECONDS]: waits up to SECONDS (default 60; 0: not at all) for a server whose client
+# is done to exit, then kills it (a server run through on-peer dies on the peer with it); returns its status.
 reap_server() {
     local pid=$1 limit=${2:-60}
-    timeout "$limit" tail --pid="$pid" -f /dev/null || kill -9 "$pid" 2>/dev/null
+    if ((limit > 0)); then
+        timeout "$limit" tail --pid="$pid" -f /dev/null || kill -9 "$pid" 2>/dev/null
+    else
+        kill -9 "$pid" 2>/dev/null
+    fi
     wait "$pid" 2>/dev/null
+}
+
+# mmss SECONDS: 3m07s.
+mmss() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+# progress K N START: "elapsed 3m07s, about 12m40s left" after K of N runs begun at START (date +%s);
+# before the first run is done, the elapsed time alone.
+progress() {
+    local k=$1 n=$2 elapsed=$(($(date +%s) - $3))
+    if ((k > 0)); then
+        printf 'elapsed %s, about %s left' "$(mmss "$elapsed")" "$(mmss $((elapsed * (n - k) / k)))"
+    else
+        printf 'elapsed %s' "$(mmss "$elapsed")"
+    fi
 }

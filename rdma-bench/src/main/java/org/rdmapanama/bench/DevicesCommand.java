@@ -3,28 +3,87 @@ package org.rdmapanama.bench;
 import org.rdmapanama.device.DeviceCapabilities;
 import org.rdmapanama.device.Gid;
 import org.rdmapanama.device.Port;
+import org.rdmapanama.device.RdmaConfig;
 import org.rdmapanama.device.RdmaDevice;
 import org.rdmapanama.device.RdmaDevices;
+import org.rdmapanama.device.Selection;
+import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.NoRdmaDeviceException;
+import org.rdmapanama.error.NoSuchDeviceException;
 import org.rdmapanama.error.RdmaException;
 
 import java.io.PrintStream;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
 
-/** {@code rdma-bench devices}: what ibv_devinfo shows, plus the transport each device is classified as. */
+/**
+ * {@code rdma-bench devices}: what ibv_devinfo shows, plus the transport each device is classified as.
+ * With queries ({@code --transport DEV}, {@code --address DEV}, {@code --perftest-flags DEV}) it prints
+ * one line per query instead, in the order asked: the lab's scripts read what a device is from the
+ * runtime's selection rather than work it out again from sysfs.
+ */
 final class DevicesCommand {
     private DevicesCommand() {}
 
+    private static final String USAGE_LINE =
+            "usage: rdma-bench devices [-v] | [--transport DEV] [--address DEV] [--perftest-flags DEV]...";
+
+    /** A machine-readable question about one device; its answer is one line. */
+    enum Ask {
+        /** The transport's display name: RoCEv2, RoCEv1, iWARP or InfiniBand. */
+        TRANSPORT("--transport"),
+        /** The IP address (IPv4 first) of the device's interface: the address rdma_cm binds and connects to. */
+        ADDRESS("--address"),
+        /** What perftest needs to connect over the transport: -R (iWARP), -x GID (RoCE), nothing (InfiniBand). */
+        PERFTEST_FLAGS("--perftest-flags");
+
+        final String option;
+
+        Ask(String option) {
+            this.option = option;
+        }
+
+        static Ask of(String option) {
+            for (Ask a : values()) {
+                if (a.option.equals(option)) {
+                    return a;
+                }
+            }
+            return null;
+        }
+    }
+
+    record Query(Ask ask, String device) {}
+
     static int run(String[] args, PrintStream out, PrintStream err) {
         boolean verbose = false;
-        for (String a : args) {
+        List<Query> queries = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            String value = null;
+            int eq = a.indexOf('=');
+            if (a.startsWith("--") && eq > 0) {
+                value = a.substring(eq + 1);
+                a = a.substring(0, eq);
+            }
+            Ask ask = Ask.of(a);
             if (a.equals("-v") || a.equals("--verbose")) {
                 verbose = true;
+            } else if (ask == null) {
+                return usage(err, "unknown argument '" + args[i] + "'");
             } else {
-                err.println("rdma-bench devices: unknown argument '" + a + "'");
-                err.println("usage: rdma-bench devices [-v]");
-                return Main.USAGE;
+                if (value == null && i + 1 < args.length && !args[i + 1].startsWith("-")) {
+                    value = args[++i];
+                }
+                if (value == null || value.isEmpty()) {
+                    return usage(err, a + " needs a device name");
+                }
+                queries.add(new Query(ask, value));
             }
+        }
+        if (verbose && !queries.isEmpty()) {
+            return usage(err, "-v is for the listing; queries print one line each");
         }
         List<RdmaDevice> devices;
         try {
@@ -36,11 +95,72 @@ final class DevicesCommand {
             err.println("rdma-bench: " + e.getMessage());
             return Main.FAILED;
         }
+        if (!queries.isEmpty()) {
+            try {
+                // All answered before any is printed: a script reading the lines never gets half of them.
+                answer(queries, devices).forEach(out::println);
+                return Main.OK;
+            } catch (NoSuchDeviceException e) {
+                err.println("rdma-bench devices: " + e.getMessage());
+                return Main.USAGE;
+            }
+        }
         out.println(devices.size() + (devices.size() == 1 ? " RDMA device" : " RDMA devices"));
         for (RdmaDevice d : devices) {
             print(d, verbose, out);
         }
         return Main.OK;
+    }
+
+    private static int usage(PrintStream err, String why) {
+        err.println("rdma-bench devices: " + why);
+        err.println(USAGE_LINE);
+        return Main.USAGE;
+    }
+
+    /** Each query's one-line answer, in order, from the device and port the runtime's selection picks. */
+    static List<String> answer(List<Query> queries, List<RdmaDevice> devices) throws NoSuchDeviceException {
+        List<String> lines = new ArrayList<>();
+        for (Query q : queries) {
+            Selection s = select(q.device(), devices);
+            lines.add(switch (q.ask()) {
+                case TRANSPORT -> s.transport().displayName();
+                case ADDRESS -> s.ipAddress().getHostAddress();
+                case PERFTEST_FLAGS -> perftestFlags(s);
+            });
+        }
+        return lines;
+    }
+
+    private static Selection select(String name, List<RdmaDevice> devices) throws NoSuchDeviceException {
+        if (devices.stream().noneMatch(d -> d.name().equals(name))) {
+            throw new NoSuchDeviceException("no RDMA device '" + name + "'; there are: " + devices.stream()
+                    .map(d -> d.name() + " (" + d.transport().displayName() + ")").collect(Collectors.joining(", ")));
+        }
+        return Selection.select(RdmaConfig.any().withDevice(name), devices);
+    }
+
+    /**
+     * perftest connects iWARP only through rdma_cm (-R); on RoCE it exchanges GIDs out of band and needs
+     * the index of the GID whose address the peer reaches (-x), IPv4 as the address given to the client;
+     * InfiniBand uses LIDs and needs neither.
+     */
+    static String perftestFlags(Selection s) throws NoSuchDeviceException {
+        Transport t = s.transport();
+        return switch (t) {
+            case IWARP -> "-R";
+            case INFINIBAND -> "";
+            case ROCE_V2, ROCE_V1 -> {
+                Gid g = s.gid();
+                if (g == null || !g.isIpv4()) {
+                    throw new NoSuchDeviceException(s.device().name() + " port " + s.port().number() + " has no "
+                            + t.displayName() + " GID with an IPv4 address (its GIDs: "
+                            + s.port().gids().stream().map(x -> x.index() + " " + x.text() + " " + x.type()).toList()
+                            + ")");
+                }
+                yield "-x " + s.gidIndex();
+            }
+        };
     }
 
     private static void print(RdmaDevice d, boolean verbose, PrintStream out) {
