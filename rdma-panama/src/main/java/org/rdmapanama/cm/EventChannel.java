@@ -4,8 +4,8 @@ import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.internal.Cm;
 import org.rdmapanama.internal.CmStructs;
 import org.rdmapanama.internal.Errno;
-import org.rdmapanama.internal.Posix;
 import org.rdmapanama.internal.Ownership;
+import org.rdmapanama.internal.Posix;
 import org.rdmapanama.internal.ResourceLifecycle;
 
 import java.lang.foreign.MemorySegment;

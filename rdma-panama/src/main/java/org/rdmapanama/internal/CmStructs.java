@@ -5,8 +5,8 @@ import org.rdmapanama.ffi.rdma_cm_event;
 import org.rdmapanama.ffi.rdma_cm_id;
 import org.rdmapanama.ffi.rdma_conn_param;
 import org.rdmapanama.ffi.rdma_event_channel;
-import org.rdmapanama.ffi.sockaddr_in;
 import org.rdmapanama.ffi.sockaddr_in6;
+import org.rdmapanama.ffi.sockaddr_in;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

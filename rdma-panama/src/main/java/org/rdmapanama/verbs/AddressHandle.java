@@ -2,9 +2,9 @@ package org.rdmapanama.verbs;
 
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.error.TransportCapabilityException;
-import org.rdmapanama.internal.VerbsObjects;
 import org.rdmapanama.internal.QpAttributes;
 import org.rdmapanama.internal.Verbs;
+import org.rdmapanama.internal.VerbsObjects;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

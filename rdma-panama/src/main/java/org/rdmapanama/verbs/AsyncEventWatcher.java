@@ -1,10 +1,10 @@
 package org.rdmapanama.verbs;
 
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.internal.VerbsObjects;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Posix;
 import org.rdmapanama.internal.Verbs;
+import org.rdmapanama.internal.VerbsObjects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -2,10 +2,10 @@ package org.rdmapanama.verbs;
 
 import org.rdmapanama.error.CompletionQueueOverrunException;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.internal.VerbsObjects;
 import org.rdmapanama.internal.DataPath;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Verbs;
+import org.rdmapanama.internal.VerbsObjects;
 
 import java.lang.foreign.MemorySegment;
 

@@ -8,9 +8,9 @@ import org.rdmapanama.device.Selection;
 import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.NoSuchDeviceException;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.internal.VerbsObjects;
 import org.rdmapanama.internal.DeviceQuery;
 import org.rdmapanama.internal.Verbs;
+import org.rdmapanama.internal.VerbsObjects;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

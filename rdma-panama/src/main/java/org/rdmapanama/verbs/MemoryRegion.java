@@ -1,9 +1,9 @@
 package org.rdmapanama.verbs;
 
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.internal.VerbsObjects;
 import org.rdmapanama.internal.NativeMemory;
 import org.rdmapanama.internal.Verbs;
+import org.rdmapanama.internal.VerbsObjects;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Set;

@@ -3,10 +3,10 @@ package org.rdmapanama.verbs;
 import org.rdmapanama.device.DeviceCapabilities;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.error.TransportCapabilityException;
-import org.rdmapanama.internal.VerbsObjects;
 import org.rdmapanama.internal.DataPath;
 import org.rdmapanama.internal.Errno;
 import org.rdmapanama.internal.Verbs;
+import org.rdmapanama.internal.VerbsObjects;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

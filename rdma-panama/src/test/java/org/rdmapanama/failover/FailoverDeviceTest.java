@@ -2,6 +2,7 @@ package org.rdmapanama.failover;
 
 import org.rdmapanama.testkit.FaultRig;
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabPorts;
 import org.rdmapanama.testkit.LeakCheck;
 import org.rdmapanama.verbs.CompletionBatch;
 import org.rdmapanama.verbs.MemoryRegion;
@@ -76,7 +77,7 @@ class FailoverDeviceTest {
     @Test
     void aRouteThatCannotBeSetUpIsReportedAndTheConnectionComesUpOnTheNext() throws Exception {
         Map<String, Integer> before = LeakCheck.counts();
-        int port = FaultRig.nextPort();
+        int port = LabPorts.next();
         Map<Transport, InetSocketAddress> listen = Map.of(Transport.IWARP, new InetSocketAddress(iwarp(), port));
         List<TransportRoute> routes = List.of(new TransportRoute(Transport.ROCE_V2, new InetSocketAddress(roce(), port)),
                 new TransportRoute(Transport.IWARP, new InetSocketAddress(iwarp(), port)));
@@ -124,7 +125,7 @@ class FailoverDeviceTest {
     void aRoceLinkLostMidTransferIsReportedAndWithReconnectTheTransferGoesOnOverIwarp(boolean reconnect)
             throws Exception {
         Map<String, Integer> before = LeakCheck.counts();
-        int port = FaultRig.nextPort();
+        int port = LabPorts.next();
         Map<Transport, InetSocketAddress> listen = new LinkedHashMap<>();
         listen.put(Transport.ROCE_V2, new InetSocketAddress(roce(), port));
         listen.put(Transport.IWARP, new InetSocketAddress(iwarp(), port));
@@ -209,7 +210,7 @@ class FailoverDeviceTest {
     @Test
     void routesAndListenersOnAnotherTransportsAddressAreRefused() throws Exception {
         Map<String, Integer> before = LeakCheck.counts();
-        int port = FaultRig.nextPort();
+        int port = LabPorts.next();
         TransportFailover wrong = new TransportFailover(
                 List.of(new TransportRoute(Transport.ROCE_V2, new InetSocketAddress(iwarp(), port))),
                 policy(true), FailoverDeviceTest::print);
@@ -241,7 +242,7 @@ class FailoverDeviceTest {
     /** Brings the interface up and waits until rdma_cm resolves its address again (port ACTIVE, GID back). */
     static void linkUp(String netdev) throws Exception {
         run("ip", "link", "set", netdev, "up");
-        InetSocketAddress at = new InetSocketAddress(roce(), 7399);
+        InetSocketAddress at = new InetSocketAddress(roce(), LabPorts.next());
         for (int i = 0; ; i++) {
             try (RdmaConnection c = RdmaConnection.resolve(at, null, OPTS, Duration.ofSeconds(5))) {
                 return;

@@ -27,7 +27,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
@@ -41,16 +40,9 @@ public final class FaultRig {
     private FaultRig() {}
 
     public static final Duration T = Duration.ofSeconds(30);
-    /** Ports 21100.. are this rig's; each pair takes a fresh one so a lingering cm_id never collides. */
-    private static final AtomicInteger PORT = new AtomicInteger(21100);
-
     /** The address rdma_cm reaches the device {@code t} selects by: its interface's (rdma_cm picks devices by address). */
     public static InetAddress addressOf(Transport t) throws Exception {
         return LabDevices.select(t).ipAddress();
-    }
-
-    public static int nextPort() {
-        return PORT.getAndIncrement();
     }
 
     public static void fill(MemoryRegion mr, long from, long length, int seed) {
@@ -181,7 +173,7 @@ public final class FaultRig {
     }
 
     public static CmPair cmPair(InetAddress address, ConnectionOptions opts, int mrSize) throws Exception {
-        InetSocketAddress where = new InetSocketAddress(address, nextPort());
+        InetSocketAddress where = new InetSocketAddress(address, LabPorts.next());
         RdmaListener listener = RdmaListener.bind(where, 4, opts);
         RdmaConnection client = null;
         CompletableFuture<Object[]> server = null;

@@ -29,8 +29,13 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 public final class LabDevices {
     private LabDevices() {}
 
-    /** The transports the lab has a device for (soft-RoCE, soft-iWARP); {@code @EnumSource} names them too. */
+    /** The transports the lab has a device for (soft-RoCE, soft-iWARP). */
     public static final List<Transport> TRANSPORTS = List.of(Transport.ROCE_V2, Transport.IWARP);
+
+    /** {@link #TRANSPORTS}, as {@link OnEveryLabTransport} takes them. */
+    public static List<Transport> transports() {
+        return TRANSPORTS;
+    }
 
     public static final String ROCE = nameOrPlaceholder(Transport.ROCE_V2);
     public static final String IWARP = nameOrPlaceholder(Transport.IWARP);

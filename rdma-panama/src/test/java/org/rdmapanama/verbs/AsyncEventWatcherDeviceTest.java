@@ -2,9 +2,8 @@ package org.rdmapanama.verbs;
 
 import org.rdmapanama.testkit.LabDevices;
 import org.rdmapanama.testkit.NativeHeap;
+import org.rdmapanama.testkit.OnEveryLabTransport;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.rdmapanama.device.Transport;
 
 import java.io.IOException;
@@ -30,8 +29,7 @@ class AsyncEventWatcherDeviceTest {
     /** The kernel's name of a watcher thread: "rdma-async-events-..." cut to 15 characters. */
     private static final String COMM = "rdma-async-even";
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void anIdleWatcherNeverWakesAndEndsWithItsContext(Transport transport) throws Exception {
         // Other tests' rdma_cm contexts keep theirs (librdmacm keeps those contexts open), and an
         // earlier owned context's watcher may still be ending: only the new one counts.

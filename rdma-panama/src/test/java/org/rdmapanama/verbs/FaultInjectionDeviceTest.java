@@ -8,10 +8,10 @@ import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.testkit.FaultRig;
 import org.rdmapanama.testkit.LabCpu;
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabPorts;
+import org.rdmapanama.testkit.OnEveryLabTransport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.rdmapanama.cm.CmEventType;
 import org.rdmapanama.cm.CmException;
 import org.rdmapanama.cm.ConnectionOptions;
@@ -42,10 +42,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * pairs use them. Each case prints one "FAULT ..." line with what was
  * observed and asserts what the transport promises; where RoCEv2 and iWARP
  * differ, the transport decides which outcome is expected. None may crash the
- * JVM, hang, or leak (LeakFinalTest checks the kernel's object counts after the suite).
+ * JVM, hang, or leak (LeakFinalDeviceTest checks the kernel's object counts after the suite).
  */
 @Tag("device")
-class FaultInjectionTest {
+class FaultInjectionDeviceTest {
     static final Duration LIMIT = Duration.ofSeconds(60);
     static final Duration GRACE = Duration.ofSeconds(1);
 
@@ -64,13 +64,12 @@ class FaultInjectionTest {
      * server RDMA-Writes it). After a few pings the server is killed with
      * SIGKILL while this side has an advertisement Send and a receive posted.
      */
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void aPeerKilledMidTransferIsReportedAndEverythingIsFreed(Transport transport) throws Exception {
         Selection s = LabDevices.select(transport);
         String device = s.device().name();
         InetAddress ip = s.ipAddress();
-        int port = FaultRig.nextPort();
+        int port = LabPorts.next();
         int size = 16384;
         Process rping = LabCpu.start(new ProcessBuilder("rping", "-s", "-a", ip.getHostAddress(),
                 "-p", Integer.toString(port), "-C", "1000000", "-S", Integer.toString(size))
@@ -142,8 +141,7 @@ class FaultInjectionTest {
      * IBV_WC_WR_FLUSH_ERR) rather than wait forever: a thread blocked polling
      * for that receive would otherwise hang.
      */
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void aPeerDisconnectFlushesOutstandingWork(Transport transport) throws Exception {
         String device = LabDevices.select(transport).device().name();
         try (CmPair p = FaultRig.cmPair(transport, ConnectionOptions.defaults(), 4096);
@@ -250,8 +248,7 @@ class FaultInjectionTest {
      * transport reports it ({@link #unlessRemoteAccessError}) and leaves the QP out of RTS; then a
      * fresh connection works.
      */
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void remoteAccessErrorsOverRdmaCmThenANewConnectionWorks(Transport transport) throws Exception {
         String device = LabDevices.select(transport).device().name();
         int size = 4096;
@@ -293,8 +290,7 @@ class FaultInjectionTest {
 
     // --- 3. a Send without a posted receive ---
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void aSendWithoutAPostedReceiveFailsAfterTheRnrRetries(Transport transport) throws Exception {
         String device = LabDevices.select(transport).device().name();
         ConnectionOptions opts = ConnectionOptions.defaults().withRnrRetry(1);
@@ -341,8 +337,7 @@ class FaultInjectionTest {
      * Within the depth check, a CQ nobody polls still fills up: the loss is reported, never silent.
      * RoCEv2 QPs are connected out of band; iWARP connects only through rdma_cm.
      */
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void anOverrunCqIsReportedNotSilent(Transport transport) throws Exception {
         String device = LabDevices.select(transport).device().name();
         if (transport == Transport.ROCE_V2) {
@@ -402,8 +397,7 @@ class FaultInjectionTest {
 
     // --- 6. freeing memory or a PD that queue pairs use ---
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void deregisteringMemoryInUse(Transport transport) throws Exception {
         String device = LabDevices.select(transport).device().name();
         int size = 1 << 20;
@@ -462,8 +456,7 @@ class FaultInjectionTest {
      * DREQ for a destroyed QP, and RC has no keep-alive: the peer finds out when it next sends); on iWARP
      * the TCP stream closes with the QP, so the peer sees DISCONNECTED and its receive flushed.
      */
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void closingAProtectionDomainUnderALiveConnection(Transport transport) throws Exception {
         String device = LabDevices.select(transport).device().name();
         try (CmPair p = FaultRig.cmPair(transport, ConnectionOptions.defaults(), 4096);

@@ -3,6 +3,7 @@ package org.rdmapanama.verbs;
 import org.rdmapanama.error.ClosedResourceException;
 import org.rdmapanama.error.ResourceInUseException;
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.OnEveryLabTransport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.rdmapanama.device.Gid;
@@ -18,18 +19,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * real devices: each is refused before anything is posted.
  */
 @Tag("device")
-class FreedMemoryRoutesTest {
-    @Test
-    void aReceiveRequestIsPostedOnlyByTheQueuePairThatOwnsItsMemoryOnRoce() throws Exception {
-        receiveRequestOwnership(Transport.ROCE_V2);
-    }
-
-    @Test
-    void aReceiveRequestIsPostedOnlyByTheQueuePairThatOwnsItsMemoryOnIwarp() throws Exception {
-        receiveRequestOwnership(Transport.IWARP);
-    }
-
-    private void receiveRequestOwnership(Transport transport) throws Exception {
+class FreedMemoryRoutesDeviceTest {
+    @OnEveryLabTransport
+    void aReceiveRequestIsPostedOnlyByTheQueuePairThatOwnsItsMemory(Transport transport) throws Exception {
         try (DeviceContext ctx = LabDevices.open(transport)) {
             ProtectionDomain pd = ctx.allocateProtectionDomain();
             CompletionQueue cq = ctx.createCompletionQueue(64);

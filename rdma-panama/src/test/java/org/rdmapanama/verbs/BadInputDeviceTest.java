@@ -9,6 +9,7 @@ import org.rdmapanama.error.NoSuchDeviceException;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.testkit.FaultRig;
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabPorts;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -34,7 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * selection picks) and closed after.
  */
 @Tag("device")
-class BadInputTest {
+class BadInputDeviceTest {
     static DeviceContext rxe, siw;
     static ProtectionDomain pd;
     static CompletionQueue cq;
@@ -85,7 +86,7 @@ class BadInputTest {
                 bad("GID index past the table", NoSuchDeviceException.class, "no RDMA device matches",
                         () -> Selection.select(RdmaConfig.any().withDevice(LabDevices.ROCE).withGid("5000"), RdmaDevices.list())),
                 bad("GID index past the table (QP, INIT -> RTR)", RdmaException.class, "INIT -> RTR",
-                        BadInputTest::rtrWithGidIndex5000),
+                        BadInputDeviceTest::rtrWithGidIndex5000),
                 bad("path MTU that does not exist", IllegalArgumentException.class, "path MTU must be 256, 512, 1024, 2048 or 4096",
                         () -> qp.toRtr(new QpAddress(0, 1, 1, new byte[16]), 1, 1, 1000)),
                 // sizes
@@ -110,7 +111,7 @@ class BadInputTest {
                 bad("QP depth above max_qp_wr", IllegalArgumentException.class, "exceeds " + LabDevices.ROCE + "'s max_qp_wr",
                         () -> pd.createQueuePair(QueuePairConfig.rc(cq).withQueueDepth(1 << 30, 1))),
                 bad("SGEs above max_sge (siw)", IllegalArgumentException.class, "exceeds " + LabDevices.IWARP + "'s max_sge",
-                        BadInputTest::siwQpWith64Sges),
+                        BadInputDeviceTest::siwQpWith64Sges),
                 // inline
                 bad("inline size above what the device grants", RdmaException.class, "ibv_create_qp",
                         () -> pd.createQueuePair(QueuePairConfig.rc(cq).withInline(1 << 20)).close()),
@@ -124,7 +125,7 @@ class BadInputTest {
                 bad("negative connection depth", IllegalArgumentException.class, "sendDepth must be 1..",
                         () -> ConnectionOptions.defaults().withDepth(-1, 1)),
                 bad("listener backlog 0", IllegalArgumentException.class, "backlog must be at least 1, got 0",
-                        () -> RdmaListener.bind(new InetSocketAddress(FaultRig.addressOf(Transport.ROCE_V2), 21099), 0,
+                        () -> RdmaListener.bind(new InetSocketAddress(FaultRig.addressOf(Transport.ROCE_V2), LabPorts.next()), 0,
                                 ConnectionOptions.defaults())),
                 // what a peer sends
                 bad("short private data (remote buffer)", IllegalArgumentException.class,
@@ -134,17 +135,17 @@ class BadInputTest {
                         () -> RemoteBuffer.fromBytes(new byte[0])),
                 bad("oversized private data (accept side, RoCE)", IllegalArgumentException.class,
                         "private data of 250 bytes exceeds the 196-byte limit for accept",
-                        BadInputTest::acceptWithOversizedPrivateData),
+                        BadInputDeviceTest::acceptWithOversizedPrivateData),
                 // closed objects used again
-                bad("closed QP posted to", ClosedResourceException.class, "is closed", BadInputTest::postOnClosedQp),
+                bad("closed QP posted to", ClosedResourceException.class, "is closed", BadInputDeviceTest::postOnClosedQp),
                 bad("closed PD allocating", ClosedResourceException.class, "ProtectionDomain on " + LabDevices.IWARP + " is closed",
-                        BadInputTest::allocateOnClosedPd),
+                        BadInputDeviceTest::allocateOnClosedPd),
                 bad("closed CQ polled", ClosedResourceException.class, "CompletionQueue on " + LabDevices.ROCE + " is closed",
-                        BadInputTest::pollClosedCq),
+                        BadInputDeviceTest::pollClosedCq),
                 bad("closed connection connected again", IllegalStateException.class, "cannot connect",
-                        BadInputTest::connectClosedConnection),
+                        BadInputDeviceTest::connectClosedConnection),
                 bad("closed listener accepting", ClosedResourceException.class, "closed",
-                        BadInputTest::acceptOnClosedListener));
+                        BadInputDeviceTest::acceptOnClosedListener));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -199,7 +200,7 @@ class BadInputTest {
     }
 
     static void connectClosedConnection() throws Exception {
-        InetSocketAddress where = new InetSocketAddress(FaultRig.addressOf(Transport.IWARP), FaultRig.nextPort());
+        InetSocketAddress where = new InetSocketAddress(FaultRig.addressOf(Transport.IWARP), LabPorts.next());
         try (RdmaListener l = RdmaListener.bind(where, 1, ConnectionOptions.defaults())) {
             RdmaConnection c = RdmaConnection.resolve(where, null, ConnectionOptions.defaults(), FaultRig.T);
             c.close();
@@ -231,7 +232,7 @@ class BadInputTest {
     }
 
     static void acceptOnClosedListener() throws Exception {
-        RdmaListener l = RdmaListener.bind(new InetSocketAddress(FaultRig.addressOf(Transport.ROCE_V2), FaultRig.nextPort()), 1,
+        RdmaListener l = RdmaListener.bind(new InetSocketAddress(FaultRig.addressOf(Transport.ROCE_V2), LabPorts.next()), 1,
                 ConnectionOptions.defaults());
         l.close();
         l.accept(java.time.Duration.ofSeconds(1));

@@ -3,9 +3,9 @@ package org.rdmapanama.verbs;
 import org.rdmapanama.device.Transport;
 import org.rdmapanama.testkit.FaultRig;
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabPorts;
+import org.rdmapanama.testkit.OnEveryLabTransport;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
@@ -32,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * listener, and many threads each driving its own QP and CQ at once.
  */
 @Tag("device")
-class ScaleConcurrencyTest {
+class ScaleConcurrencyDeviceTest {
     /**
      * siw (Linux 6.1, rdma-core 44) gives a device context 144 pages of queue
      * mappings: the 145th page's mmap key is 0x90000, which libsiw takes for its
@@ -48,13 +48,12 @@ class ScaleConcurrencyTest {
     static final int SLOT = 256;
 
     /** 32 (siw: 8) connections through one listener; each carries an RDMA Write and a Send that the server checks. */
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void manyConnectionsThroughOneListener(Transport transport) throws Exception {
         final int CONNECTIONS = connections(transport);
         String device = LabDevices.select(transport).device().name();
         ConnectionOptions opts = new ConnectionOptions(4, 4, 1, 1, 0, 8, 1, 7, 7);
-        InetSocketAddress where = new InetSocketAddress(FaultRig.addressOf(transport), FaultRig.nextPort());
+        InetSocketAddress where = new InetSocketAddress(FaultRig.addressOf(transport), LabPorts.next());
         List<RdmaConnection> clients = new ArrayList<>();
         List<RdmaConnection> servers = new ArrayList<>();
         List<MemoryRegion> serverMrs = new ArrayList<>();
@@ -130,8 +129,7 @@ class ScaleConcurrencyTest {
     }
 
     /** 8 threads, each with its own connection (QP and CQ), 1000 RDMA Writes each with its own pattern. */
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void threadsWithTheirOwnQueuePairsDoNotInterfere(Transport transport) throws Exception {
         String device = LabDevices.select(transport).device().name();
         List<CmPair> pairs = new ArrayList<>();

@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 @Tag("device")
 @Order(Integer.MAX_VALUE)
-class LeakFinalTest {
+class LeakFinalDeviceTest {
     @Test
     void kernelObjectCountsAreBackToTheBaseline() throws Exception {
         assumeTrue(LeakCheck.baseline != null, "the baseline did not run first");

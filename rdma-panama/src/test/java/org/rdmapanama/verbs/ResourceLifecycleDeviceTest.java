@@ -2,6 +2,7 @@ package org.rdmapanama.verbs;
 
 import org.rdmapanama.error.ClosedResourceException;
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.OnEveryLabTransport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.rdmapanama.device.Transport;
@@ -16,18 +17,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Use after close, close order and close races, on both lab devices. */
 @Tag("device")
-class ResourceLifecycleTest {
-    @Test
-    void useAfterCloseThrowsOnRoce() throws Exception {
-        useAfterClose(Transport.ROCE_V2);
-    }
-
-    @Test
-    void useAfterCloseThrowsOnIwarp() throws Exception {
-        useAfterClose(Transport.IWARP);
-    }
-
-    private void useAfterClose(Transport transport) throws Exception {
+class ResourceLifecycleDeviceTest {
+    @OnEveryLabTransport
+    void useAfterCloseThrows(Transport transport) throws Exception {
         DeviceContext ctx = LabDevices.open(transport);
         ProtectionDomain pd = ctx.allocateProtectionDomain();
         CompletionQueue cq = ctx.createCompletionQueue(16);

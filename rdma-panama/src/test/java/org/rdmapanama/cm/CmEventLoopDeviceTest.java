@@ -2,7 +2,9 @@ package org.rdmapanama.cm;
 
 import org.rdmapanama.error.ClosedResourceException;
 import org.rdmapanama.testkit.FaultRig;
+import org.rdmapanama.testkit.LabPorts;
 import org.rdmapanama.testkit.LeakCheck;
+import org.rdmapanama.testkit.OnEveryLabTransport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -22,7 +24,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -38,16 +39,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * is abandoned half-way.
  */
 @Tag("device")
-class CmEventLoopTest {
+class CmEventLoopDeviceTest {
     static final Duration T = Duration.ofSeconds(30);
-    /** Ports 24000.. are this test's: no other test listens there. */
-    private static final AtomicInteger PORT = new AtomicInteger(24000);
     /** siw gives a process's device context 144 pages and a connection end takes 3: both ends live here. */
     static final int N = 12;
     static final ConnectionOptions OPTS = ConnectionOptions.defaults().withDepth(4, 4);
 
     static InetSocketAddress where(Transport t) throws Exception {
-        return new InetSocketAddress(FaultRig.addressOf(t), PORT.getAndIncrement());
+        return new InetSocketAddress(FaultRig.addressOf(t), LabPorts.next());
     }
 
     static Throwable failureOf(CompletableFuture<?> f) throws Exception {
@@ -55,8 +54,7 @@ class CmEventLoopTest {
         return e.getCause();
     }
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void connectsAndAcceptsManyAtOnceFromOneThread(Transport transport) throws Exception {
         Map<String, Integer> before = LeakCheck.counts();
         Set<String> threads = ConcurrentHashMap.newKeySet();
@@ -114,8 +112,7 @@ class CmEventLoopTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void closingMidSetupLeavesNothing(Transport transport) throws Exception {
         Map<String, Integer> before = LeakCheck.counts();
         InetSocketAddress at = where(transport);
@@ -154,8 +151,7 @@ class CmEventLoopTest {
         assertEquals(before, LeakCheck.awaitCounts(before));
     }
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void timeoutsFireOnTimeAndCloseEndsAWaitAtOnce(Transport transport) throws Exception {
         InetSocketAddress at = where(transport);
         try (RdmaListener listener = RdmaListener.bind(at, 4, OPTS)) {
@@ -221,8 +217,7 @@ class CmEventLoopTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void errorEventsBecomeCmExceptions(Transport transport) throws Exception {
         InetSocketAddress at = where(transport);
         try (RdmaListener listener = RdmaListener.bind(at, 4, OPTS)) {

@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * byte for byte.
  */
 @Tag("device")
-class VerbsLoopbackTest {
+class VerbsLoopbackDeviceTest {
     static final int SIZE = 4096;
     static DeviceContext ctx;
     static ProtectionDomain pd;

@@ -24,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * and every route by which a confined call could reach freed memory is refused.
  */
 @Tag("device")
-class ConfinedDataPathTest {
+class ConfinedDataPathDeviceTest {
     private record Pair(DeviceContext ctx, ProtectionDomain pd, CompletionQueue cqA, CompletionQueue cqB,
                         QueuePair a, QueuePair b, MemoryRegion mrA, MemoryRegion mrB) {}
 

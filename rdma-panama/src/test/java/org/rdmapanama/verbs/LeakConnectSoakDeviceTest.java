@@ -5,9 +5,8 @@ import org.rdmapanama.testkit.FaultRig;
 import org.rdmapanama.testkit.LabDevices;
 import org.rdmapanama.testkit.LeakCheck;
 import org.rdmapanama.testkit.NativeHeap;
+import org.rdmapanama.testkit.OnEveryLabTransport;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.testkit.FaultRig.CmPair;
 
@@ -25,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code rdma-bench scale cycles}.)
  */
 @Tag("device")
-class LeakConnectSoakTest {
+class LeakConnectSoakDeviceTest {
     static final int CYCLES = Integer.getInteger("rdma.soak.cycles", 230);
     static final int WARMUP = 30;
 
@@ -40,8 +39,7 @@ class LeakConnectSoakTest {
                 .filter(t -> t.getName().startsWith("rdma-async-events-")).count();
     }
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void connectDisconnectCyclesLeakNothing(Transport transport) throws Exception {
         String device = LabDevices.select(transport).device().name();
         Map<String, Integer> before = LeakCheck.counts();

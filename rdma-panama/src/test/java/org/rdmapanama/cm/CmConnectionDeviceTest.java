@@ -4,6 +4,8 @@ import org.rdmapanama.device.Selection;
 import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.ClosedResourceException;
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabPorts;
+import org.rdmapanama.testkit.OnEveryLabTransport;
 import org.rdmapanama.verbs.Access;
 import org.rdmapanama.verbs.CompletionBatch;
 import org.rdmapanama.verbs.MemoryRegion;
@@ -12,8 +14,6 @@ import org.rdmapanama.verbs.ReceiveRequest;
 import org.rdmapanama.verbs.RemoteBuffer;
 import org.rdmapanama.verbs.SendRequest;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -34,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * data that is checked byte for byte.
  */
 @Tag("device")
-class CmConnectionTest {
+class CmConnectionDeviceTest {
     static final Duration T = Duration.ofSeconds(30);
 
     /** rdma_cm picks the device by address: the address of the interface the selected device is bound to. */
@@ -51,8 +51,7 @@ class CmConnectionTest {
         return new RemoteBuffer(b.getLong(), b.getInt(), b.getInt());
     }
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void connectExchangeKeysAndMoveData(Transport transport) throws Exception {
         Selection s = LabDevices.select(transport);
         String device = s.device().name();
@@ -124,10 +123,9 @@ class CmConnectionTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void connectingWhereNobodyListensFailsFast(Transport transport) throws Exception {
-        InetSocketAddress nobody = new InetSocketAddress(addressOf(transport), 29999);
+        InetSocketAddress nobody = new InetSocketAddress(addressOf(transport), LabPorts.next());
         long start = System.nanoTime();
         CmException e = assertThrows(CmException.class, () -> {
             try (RdmaConnection c = RdmaConnection.resolve(nobody, null, ConnectionOptions.defaults(), T)) {
@@ -152,10 +150,9 @@ class CmConnectionTest {
         assertTrue(ms < 60_000, "took " + ms + " ms");
     }
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void closingAListenerEndsAWaitingAccept(Transport transport) throws Exception {
-        RdmaListener listener = RdmaListener.bind(new InetSocketAddress(addressOf(transport), 29998), 1,
+        RdmaListener listener = RdmaListener.bind(new InetSocketAddress(addressOf(transport), LabPorts.next()), 1,
                 ConnectionOptions.defaults());
         CompletableFuture<Throwable> waiter = CompletableFuture.supplyAsync(() -> {
             try {
@@ -171,19 +168,17 @@ class CmConnectionTest {
         assertTrue(t instanceof ClosedResourceException, String.valueOf(t));
     }
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void acceptTimesOutWithNull(Transport transport) throws Exception {
-        try (RdmaListener listener = RdmaListener.bind(new InetSocketAddress(addressOf(transport), 29997), 1,
+        try (RdmaListener listener = RdmaListener.bind(new InetSocketAddress(addressOf(transport), LabPorts.next()), 1,
                 ConnectionOptions.defaults())) {
             assertNull(listener.accept(Duration.ofMillis(300)));
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void oversizedPrivateDataIsRefusedBeforeConnecting(Transport transport) throws Exception {
-        InetSocketAddress where = new InetSocketAddress(addressOf(transport), 29996);
+        InetSocketAddress where = new InetSocketAddress(addressOf(transport), LabPorts.next());
         try (RdmaListener listener = RdmaListener.bind(where, 1, ConnectionOptions.defaults());
              RdmaConnection c = RdmaConnection.resolve(where, null, ConnectionOptions.defaults(), T)) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.connect(new byte[300], T));

@@ -16,7 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** UD queue pairs with address handles, and a shared receive queue, on the RoCE device. */
 @Tag("device")
-class UdAndSrqTest {
+class UdAndSrqDeviceTest {
     static final Duration T = Duration.ofSeconds(10);
     /** A UD receive starts with the 40-byte GRH (present on RoCE). */
     static final int GRH = 40;

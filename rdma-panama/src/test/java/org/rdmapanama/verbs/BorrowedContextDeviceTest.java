@@ -1,6 +1,7 @@
 package org.rdmapanama.verbs;
 
 import org.rdmapanama.testkit.FaultRig;
+import org.rdmapanama.testkit.LabPorts;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -33,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * interface; the ports' state and MTU are queried each time.
  */
 @Tag("device")
-class BorrowedContextTest {
+class BorrowedContextDeviceTest {
     private static final Duration T = Duration.ofSeconds(30);
 
     /** The device of a connection resolved to {@code at} (resolving sends no packet and needs no listener). */
@@ -46,7 +47,7 @@ class BorrowedContextTest {
     @ParameterizedTest
     @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
     void aBorrowedContextIsDescribedOnceWhileNothingChanges(Transport t) throws Exception {
-        InetSocketAddress at = new InetSocketAddress(FaultRig.addressOf(t), 7399);
+        InetSocketAddress at = new InetSocketAddress(FaultRig.addressOf(t), LabPorts.next());
         deviceOfAConnectionTo(at); // its watcher may start only now
         RdmaDevice second = deviceOfAConnectionTo(at);
         RdmaDevice third = deviceOfAConnectionTo(at);
@@ -58,7 +59,7 @@ class BorrowedContextTest {
 
     @Test
     void aGidChangeOnTheRoceInterfaceMakesTheNextConnectionSeeTheNewGid() throws Exception {
-        InetSocketAddress at = new InetSocketAddress(FaultRig.addressOf(Transport.ROCE_V2), 7399);
+        InetSocketAddress at = new InetSocketAddress(FaultRig.addressOf(Transport.ROCE_V2), LabPorts.next());
         deviceOfAConnectionTo(at);
         RdmaDevice before = deviceOfAConnectionTo(at);
         String netdev = interfaceOf(at.getAddress());
@@ -82,7 +83,7 @@ class BorrowedContextTest {
     /** An MTU change raises no event: the port's MTU is read at every borrow. */
     @Test
     void anMtuChangeOnTheRoceInterfaceIsSeenByTheNextConnection() throws Exception {
-        InetSocketAddress at = new InetSocketAddress(FaultRig.addressOf(Transport.ROCE_V2), 7399);
+        InetSocketAddress at = new InetSocketAddress(FaultRig.addressOf(Transport.ROCE_V2), LabPorts.next());
         deviceOfAConnectionTo(at);
         RdmaDevice before = deviceOfAConnectionTo(at);
         String netdev = interfaceOf(at.getAddress());

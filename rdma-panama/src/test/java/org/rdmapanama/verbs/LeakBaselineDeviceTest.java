@@ -4,6 +4,7 @@ import org.rdmapanama.device.Selection;
 import org.rdmapanama.device.Transport;
 import org.rdmapanama.testkit.FaultRig;
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabPorts;
 import org.rdmapanama.testkit.LeakCheck;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Tag;
@@ -20,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * Runs first among the device tests (see junit-platform.properties): proves
  * that the leak check can see a leak, then records the kernel's RDMA object
- * counts that LeakFinalTest compares against. A parser that matched nothing
+ * counts that LeakFinalDeviceTest compares against. A parser that matched nothing
  * (a changed {@code rdma res show} format) would count 0 before and after and
  * pass blind; so on each lab transport a PD, CQ, QP and MR, then an rdma_cm
  * listener, are made: each must show in the counts, and closing them must
@@ -28,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 @Tag("device")
 @Order(Integer.MIN_VALUE)
-class LeakBaselineTest {
+class LeakBaselineDeviceTest {
     static Map<String, Integer> plus(Map<String, Integer> base, Map<String, Integer> more) {
         Map<String, Integer> sum = new TreeMap<>(base);
         more.forEach((kind, n) -> sum.merge(kind, n, Integer::sum));
@@ -50,7 +51,7 @@ class LeakBaselineTest {
                         "rdma res show with a PD, CQ, QP and MR open on " + device);
             }
             assertEquals(before, LeakCheck.awaitCounts(before), "rdma res show after closing them on " + device);
-            try (RdmaListener listener = RdmaListener.bind(new InetSocketAddress(s.ipAddress(), FaultRig.nextPort()), 1,
+            try (RdmaListener listener = RdmaListener.bind(new InetSocketAddress(s.ipAddress(), LabPorts.next()), 1,
                     ConnectionOptions.defaults())) {
                 // librdmacm allocates a PD of its own on a device while any cm_id uses it.
                 assertEquals(plus(before, Map.of("cm_id", 1, "pd", 1)), LeakCheck.counts(),

@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** What iWARP lacks is refused before anything is posted, with the reason read from the device. */
 @Tag("device")
-class IwarpRefusalTest {
+class IwarpRefusalDeviceTest {
     static DeviceContext ctx;
     static QueuePair qp;
     static MemoryRegion mr;

@@ -1,0 +1,21 @@
+package org.rdmapanama.testkit;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Runs a device test once per transport the lab has a device for
+ * ({@link LabDevices#TRANSPORTS}), the transport as its parameter: a suite
+ * that asserts what every transport promises, instead of a twin per device.
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@ParameterizedTest(name = "{0}")
+@MethodSource("org.rdmapanama.testkit.LabDevices#transports")
+public @interface OnEveryLabTransport {
+}
