@@ -1,18 +1,15 @@
 package org.rdmapanama.cm;
 
-import org.rdmapanama.device.Transport;
+import org.rdmapanama.error.ClosedResourceException;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.internal.Bridge;
 import org.rdmapanama.internal.Cleanup;
 import org.rdmapanama.internal.Cm;
 import org.rdmapanama.internal.CmStructs;
 import org.rdmapanama.internal.Errno;
-import org.rdmapanama.internal.QpAttributes;
 import org.rdmapanama.verbs.CompletionQueue;
 import org.rdmapanama.verbs.DeviceContext;
 import org.rdmapanama.verbs.ProtectionDomain;
 import org.rdmapanama.verbs.QueuePair;
-import org.rdmapanama.verbs.QueuePairConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,16 +50,13 @@ public final class RdmaConnection implements AutoCloseable {
 
     enum State { RESOLVED, REQUESTED, ESTABLISHED, DISCONNECTED, CLOSED }
 
-    /** A wait on the loop's future lasts this much past its own timeout only if the loop is wedged. */
-    static final long GRACE_NANOS = 5_000_000_000L;
 
     private final CmEventLoop loop;
     private final CmEndpoint events;
     private final CmId id;
     private final ConnectionOptions options;
+    private final ConnectionResources resources;
     private final DeviceContext context;
-    private final ProtectionDomain pd;
-    private final CompletionQueue cq;
     private final QueuePair qp;
     private final String peer;
     private volatile State state;
@@ -70,7 +64,7 @@ public final class RdmaConnection implements AutoCloseable {
     private int peerInitiatorDepth;
     private int peerResponderResources;
 
-    private RdmaConnection(CmEventLoop loop, CmEndpoint events, CmId id, ConnectionOptions options, String peer,
+    RdmaConnection(CmEventLoop loop, CmEndpoint events, CmId id, ConnectionOptions options, String peer,
                            State state) throws RdmaException {
         this.loop = loop;
         this.events = events;
@@ -78,39 +72,9 @@ public final class RdmaConnection implements AutoCloseable {
         this.options = options;
         this.peer = peer;
         this.state = state;
-        DeviceContext ctx = null;
-        try {
-            ctx = id.withVerbs(v -> verbs().borrowContext(v));
-            this.context = ctx;
-            this.pd = ctx.allocateProtectionDomain();
-            this.cq = ctx.createCompletionQueue(options.cqSize());
-            QueuePairConfig config = QueuePairConfig.rc(cq).withCaps(options.caps());
-            this.qp = createQp(config);
-        } catch (Throwable t) {
-            if (ctx != null) {
-                try {
-                    ctx.close();
-                } catch (RdmaException | RuntimeException alsoFailed) {
-                    t.addSuppressed(alsoFailed);
-                }
-            }
-            throw t;
-        }
-    }
-
-    /** The verbs objects' package-private parts, through {@link Bridge}. */
-    private static Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> verbs() {
-        return Bridge.verbs();
-    }
-
-    private QueuePair createQp(QueuePairConfig config) throws RdmaException {
-        Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> verbs = verbs();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment attr = QpAttributes.allocateInit(a);
-            verbs.fillQpInitAttr(attr, pd, config);
-            return verbs.createQueuePair(pd, config, attr, pdHandle -> id.createQp(pdHandle, attr, describe()),
-                    q -> id.destroyQp());
-        }
+        this.resources = new ConnectionResources(id, options, peer);
+        this.context = resources.context;
+        this.qp = resources.qp;
     }
 
     /**
@@ -120,23 +84,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public static RdmaConnection resolve(InetSocketAddress remote, InetSocketAddress local, ConnectionOptions options,
                                          Duration timeout) throws RdmaException, InterruptedException {
-        CmEventLoop loop = CmEventLoop.shared(); // first use loads and links librdmacm: not part of the budget
-        loop.refuseBlockingOnLoop("resolve");
-        long deadline = System.nanoTime() + timeout.toNanos();
-        CmEndpoint events = new CmEndpoint();
-        CompletableFuture<CmId> routed = startResolve(loop, events, remote, local, deadline);
-        CmId id;
-        try {
-            id = await(routed, deadline, "timed out resolving " + remote);
-        } catch (InterruptedException | RdmaException e) {
-            if (routed.state() == java.util.concurrent.Future.State.SUCCESS) { // resolved just as we gave up
-                events.end(e);
-                loop.unregister(routed.join().key());
-                Cleanup.closeQuietly(routed.join());
-            }
-            throw e;
-        }
-        return build(loop, events, id, options, remote); // here, not on the loop thread: callers make QPs in parallel
+        return ActiveSetup.resolve(remote, local, options, timeout);
     }
 
     /**
@@ -157,53 +105,7 @@ public final class RdmaConnection implements AutoCloseable {
     public static CompletableFuture<RdmaConnection> resolveAsync(InetSocketAddress remote, InetSocketAddress local,
                                                                  ConnectionOptions options, Duration timeout,
                                                                  CmEventLoop loop) {
-        CompletableFuture<CmId> routed;
-        CmEndpoint events = new CmEndpoint();
-        try {
-            routed = startResolve(loop, events, remote, local, System.nanoTime() + timeout.toNanos());
-        } catch (RdmaException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        CompletableFuture<RdmaConnection> result = new CompletableFuture<>();
-        routed.whenComplete((id, e) -> {
-            if (e != null) {
-                result.completeExceptionally(RdmaException.unwrap(e));
-                return;
-            }
-            RdmaConnection c;
-            try {
-                c = build(loop, events, id, options, remote);
-            } catch (RdmaException | RuntimeException x) {
-                result.completeExceptionally(x);
-                return;
-            }
-            if (!result.complete(c)) {
-                Cleanup.closeQuietly(c); // cancelled meanwhile
-            }
-        });
-        result.whenComplete((c, e) -> {
-            if (result.isCancelled()) {
-                routed.cancel(false);
-            }
-        });
-        return result;
-    }
-
-    /** The connection on a resolved cm_id: PD, CQ and QP; on failure, frees the cm_id. */
-    private static RdmaConnection build(CmEventLoop loop, CmEndpoint events, CmId id, ConnectionOptions options,
-                                        InetSocketAddress remote) throws RdmaException {
-        boolean ok = false;
-        try {
-            RdmaConnection c = new RdmaConnection(loop, events, id, options, remote.toString(), State.RESOLVED);
-            ok = true;
-            return c;
-        } finally {
-            if (!ok) {
-                events.end(new CmException("setting up the connection to " + remote + " failed", null, 0));
-                loop.unregister(id.key());
-                Cleanup.closeQuietly(id);
-            }
-        }
+        return ActiveSetup.resolveAsync(remote, local, options, timeout, loop);
     }
 
     /**
@@ -225,61 +127,10 @@ public final class RdmaConnection implements AutoCloseable {
             }
             return f.whenComplete((ok, e) -> {
                 if (e != null) {
-                    org.rdmapanama.internal.Cleanup.closeQuietly(c);
+                    Cleanup.closeQuietly(c);
                 }
             });
         });
-    }
-
-    /**
-     * Resolves address and route; the future hands over the cm_id (its events
-     * going to {@code events}) or fails, having freed it. Cancelling it ends
-     * the step that waits.
-     */
-    private static CompletableFuture<CmId> startResolve(CmEventLoop loop, CmEndpoint events, InetSocketAddress remote,
-                                                        InetSocketAddress local, long deadline) throws RdmaException {
-        CmId id = CmId.create(loop.channel(), "rdma_cm_id to " + remote);
-        boolean ok = false;
-        try {
-            loop.register(id.key(), events);
-            try (Arena a = Arena.ofConfined()) {
-                MemorySegment src = local == null ? MemorySegment.NULL : CmId.sockaddr(a, local);
-                MemorySegment dst = CmId.sockaddr(a, remote);
-                id.status(Cm.RESOLVE_ADDR, remote.toString(), src, dst, millis(deadline));
-            }
-            ok = true;
-        } finally {
-            if (!ok) {
-                loop.unregister(id.key());
-                Cleanup.closeQuietly(id);
-            }
-        }
-        CompletableFuture<CmId> routed = new CompletableFuture<>();
-        // Each step runs where the previous event was delivered, the loop thread; the cm_id
-        // is freed only at the end of the chain, never while a step may still use it.
-        events.expect(loop, CmEventType.ADDR_RESOLVED, deadline, "resolving the address " + remote)
-                .thenCompose(ev -> {
-                    try {
-                        id.status(Cm.RESOLVE_ROUTE, remote.toString(), millis(deadline));
-                    } catch (RdmaException e) {
-                        throw new CompletionException(e);
-                    }
-                    return events.expect(loop, CmEventType.ROUTE_RESOLVED, deadline, "resolving the route to " + remote);
-                })
-                .whenComplete((ev, e) -> {
-                    if (e != null || !routed.complete(id)) {
-                        events.end(e != null ? RdmaException.unwrap(e) : new java.util.concurrent.CancellationException());
-                        loop.unregister(id.key());
-                        Cleanup.closeQuietly(id);
-                        routed.completeExceptionally(e == null ? new java.util.concurrent.CancellationException() : RdmaException.unwrap(e));
-                    }
-                });
-        routed.whenComplete((i, e) -> {
-            if (routed.isCancelled()) {
-                events.end(new java.util.concurrent.CancellationException("resolving " + remote + " was cancelled"));
-            }
-        });
-        return routed;
     }
 
     /** Passive side: wraps a CONNECT_REQUEST's new cm_id, whose events already go to {@code events}. */
@@ -308,46 +159,11 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
-    /**
-     * Waits for a future of the loop, which completes by {@code deadline} by
-     * itself (its own timer); throws what it failed with. Interrupted: cancels it.
-     */
-    static <T> T await(CompletableFuture<T> f, long deadline, String wedged)
-            throws RdmaException, InterruptedException {
-        try {
-            return f.get(Math.max(0, deadline - System.nanoTime()) + GRACE_NANOS, TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            f.cancel(false);
-            throw e;
-        } catch (TimeoutException e) {
-            f.cancel(false);
-            throw CmException.timeout(wedged + ": the rdma_cm event loop did not answer");
-        } catch (java.util.concurrent.ExecutionException e) {
-            throw rethrow(e.getCause());
-        } catch (java.util.concurrent.CancellationException e) {
-            throw new CmException(wedged + ": cancelled", null, 0);
-        }
-    }
-
-    private static RdmaException rethrow(Throwable t) {
-        t = RdmaException.unwrap(t);
-        if (t instanceof RdmaException r) {
-            return r;
-        }
-        if (t instanceof RuntimeException r) {
-            throw r;
-        }
-        if (t instanceof Error r) {
-            throw r;
-        }
-        throw new IllegalStateException(t);
-    }
-
     /** Active side, step 2: {@code rdma_connect} with {@code privateData}; waits for ESTABLISHED. */
     public void connect(byte[] privateData, Duration timeout) throws RdmaException, InterruptedException {
         loop.refuseBlockingOnLoop("connect");
         long deadline = System.nanoTime() + timeout.toNanos();
-        await(startConnect(privateData, deadline), deadline, "timed out connecting to " + peer);
+        CmFutures.await(startConnect(privateData, deadline), deadline, "timed out connecting to " + peer);
     }
 
     /**
@@ -365,7 +181,7 @@ public final class RdmaConnection implements AutoCloseable {
 
     private CompletableFuture<RdmaConnection> startConnect(byte[] privateData, long deadline) throws RdmaException {
         requireState(State.RESOLVED, "connect");
-        checkPrivateData(privateData, true);
+        PrivateData.check(context.transport(), privateData, true);
         try (Arena a = Arena.ofConfined()) {
             MemorySegment param = connParam(a, privateData, options.rdmaReadDepth(), options.rdmaReadDepth());
             id.status(Cm.CONNECT, describe(), param);
@@ -384,7 +200,7 @@ public final class RdmaConnection implements AutoCloseable {
         CompletableFuture<RdmaConnection> r = f.thenApply(ev -> {
             synchronized (this) {
                 if (state == State.CLOSED) {
-                    throw new CompletionException(new org.rdmapanama.error.ClosedResourceException(describe() + " is closed"));
+                    throw new CompletionException(new ClosedResourceException(describe() + " is closed"));
                 }
                 if (takePrivateData) {
                     peerPrivateData = ev.privateData();
@@ -401,7 +217,7 @@ public final class RdmaConnection implements AutoCloseable {
     public void accept(byte[] privateData, Duration timeout) throws RdmaException, InterruptedException {
         loop.refuseBlockingOnLoop("accept");
         long deadline = System.nanoTime() + timeout.toNanos();
-        await(startAccept(privateData, deadline), deadline, "timed out accepting a connection");
+        CmFutures.await(startAccept(privateData, deadline), deadline, "timed out accepting a connection");
     }
 
     /** {@link #accept} without blocking, as {@link #connectAsync} is to {@link #connect}. */
@@ -415,7 +231,7 @@ public final class RdmaConnection implements AutoCloseable {
 
     private CompletableFuture<RdmaConnection> startAccept(byte[] privateData, long deadline) throws RdmaException {
         requireState(State.REQUESTED, "accept");
-        checkPrivateData(privateData, false);
+        PrivateData.check(context.transport(), privateData, false);
         try (Arena a = Arena.ofConfined()) {
             // Never promise more reads than the peer asked for, or than we offer.
             int responder = Math.min(options.rdmaReadDepth(), peerInitiatorDepth);
@@ -428,11 +244,9 @@ public final class RdmaConnection implements AutoCloseable {
     /** Passive side: {@code rdma_reject}, with optional private data for the peer. */
     public void reject(byte[] privateData) throws RdmaException {
         requireState(State.REQUESTED, "reject");
-        checkPrivateData(privateData, false);
+        PrivateData.check(context.transport(), privateData, false);
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment data = privateData.length == 0 ? MemorySegment.NULL
-                    : a.allocateFrom(java.lang.foreign.ValueLayout.JAVA_BYTE, privateData);
-            id.status(Cm.REJECT, describe(), data, (byte) privateData.length);
+            id.status(Cm.REJECT, describe(), PrivateData.segment(a, privateData), (byte) privateData.length);
         }
         state = State.DISCONNECTED;
     }
@@ -441,20 +255,6 @@ public final class RdmaConnection implements AutoCloseable {
         return CmStructs.connParam(a, privateData, responder, initiator, options.retryCount(), options.rnrRetryCount());
     }
 
-    private void checkPrivateData(byte[] data, boolean connecting) {
-        Transport t = context.transport();
-        int max = connecting ? t.maxConnectPrivateData() : t.maxAcceptPrivateData();
-        max = Math.min(max, 255); // private_data_len is a uint8_t
-        if (data.length > max) {
-            throw new IllegalArgumentException("private data of " + data.length + " bytes exceeds the " + max
-                    + "-byte limit for " + (connecting ? "connect" : "accept") + " on "
-                    + context.transport().displayName());
-        }
-    }
-
-    private static int millis(long deadline) {
-        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, (deadline - System.nanoTime()) / 1_000_000));
-    }
 
     /**
      * Waits for the next connection event (DISCONNECTED after the peer left,
@@ -475,7 +275,7 @@ public final class RdmaConnection implements AutoCloseable {
             f.cancel(false);
             throw e;
         } catch (java.util.concurrent.ExecutionException e) {
-            throw rethrow(e.getCause());
+            throw CmFutures.rethrow(e.getCause());
         }
         if (ev.type() == CmEventType.DISCONNECTED || ev.type() == CmEventType.DEVICE_REMOVAL) {
             state = State.DISCONNECTED;
@@ -511,11 +311,11 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     public ProtectionDomain protectionDomain() {
-        return pd;
+        return resources.pd;
     }
 
     public CompletionQueue completionQueue() {
-        return cq;
+        return resources.cq;
     }
 
     public QueuePair queuePair() {
@@ -564,13 +364,13 @@ public final class RdmaConnection implements AutoCloseable {
         boolean retry;
         synchronized (this) {
             was = state;
-            retry = was == State.CLOSED && teardownPending;
+            retry = was == State.CLOSED && resources.teardownPending();
             if (was != State.CLOSED) {
                 state = State.CLOSED;
             }
         }
         if (retry) {
-            teardown(); // outside the monitor: it may wait for a call on another thread
+            resources.retryTeardown(); // outside the monitor: it may wait for a call on another thread
         }
         if (was == State.CLOSED) {
             return;
@@ -582,45 +382,9 @@ public final class RdmaConnection implements AutoCloseable {
                 Log.LOG.debug("rdma_disconnect while closing {}: {}", describe(), e.getMessage());
             }
         }
-        events.end(() -> new org.rdmapanama.error.ClosedResourceException(describe() + " is closed"));
+        events.end(() -> new ClosedResourceException(describe() + " is closed"));
         loop.unregister(id.key()); // before rdma_destroy_id: see CmEventLoop.dispatch
-        teardownPending = true;
-        teardown();
-    }
-
-    /** Set while the verbs objects or the cm_id are still to be freed. */
-    private volatile boolean teardownPending;
-    /** Not the connection's monitor: a close may wait seconds for a call, and event handling must not. */
-    private final Object teardownLock = new Object();
-
-    private void teardown() throws RdmaException {
-        synchronized (teardownLock) {
-            if (!teardownPending) {
-                return;
-            }
-            RdmaException first = null;
-            // ResourceBusyException and ResourceInUseException propagate and leave the
-            // teardown pending: the context is still open, so its cm_id is kept as well.
-            try {
-                context.close(); // closes QP, CQ and PD first
-            } catch (RdmaException e) {
-                first = e; // the C side failed: the Java side is closed anyway
-            }
-            try {
-                id.close();
-            } catch (RdmaException e) {
-                first = first == null ? e : first;
-            } catch (RuntimeException e) {
-                if (first != null) {
-                    e.addSuppressed(first); // the context's failure is reported with it, not lost
-                }
-                throw e;
-            }
-            teardownPending = false;
-            if (first != null) {
-                throw first;
-            }
-        }
+        resources.teardown();
     }
 
     @Override

@@ -181,7 +181,7 @@ public final class RdmaListener implements AutoCloseable {
         CompletableFuture<Object> f = take(deadline);
         Object item;
         try {
-            item = f.get(Math.max(0, deadline - System.nanoTime()) + RdmaConnection.GRACE_NANOS, TimeUnit.NANOSECONDS);
+            item = f.get(Math.max(0, deadline - System.nanoTime()) + CmFutures.GRACE_NANOS, TimeUnit.NANOSECONDS);
         } catch (InterruptedException | TimeoutException e) {
             if (!f.cancel(false)) {
                 discard(f.join()); // it came in between: nobody takes it now

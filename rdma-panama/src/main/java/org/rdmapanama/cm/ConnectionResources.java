@@ -1,0 +1,111 @@
+package org.rdmapanama.cm;
+
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.internal.Bridge;
+import org.rdmapanama.internal.QpAttributes;
+import org.rdmapanama.verbs.CompletionQueue;
+import org.rdmapanama.verbs.DeviceContext;
+import org.rdmapanama.verbs.ProtectionDomain;
+import org.rdmapanama.verbs.QueuePair;
+import org.rdmapanama.verbs.QueuePairConfig;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A connection's verbs objects on its cm_id's device: the context librdmacm
+ * opened (borrowed), a PD, a CQ and the QP rdma_create_qp makes; and their
+ * teardown, which frees them and then the cm_id, and which a close may have
+ * to retry while a call on another thread still uses one of them.
+ */
+final class ConnectionResources {
+    final DeviceContext context;
+    final ProtectionDomain pd;
+    final CompletionQueue cq;
+    final QueuePair qp;
+    private final CmId id;
+    /** Set while the verbs objects or the cm_id are still to be freed. */
+    private volatile boolean teardownPending;
+    /** Not the connection's monitor: a close may wait seconds for a call, and event handling must not. */
+    private final Object teardownLock = new Object();
+
+    ConnectionResources(CmId id, ConnectionOptions options, String peer) throws RdmaException {
+        this.id = id;
+        DeviceContext ctx = null;
+        try {
+            ctx = id.withVerbs(v -> verbs().borrowContext(v));
+            this.context = ctx;
+            this.pd = ctx.allocateProtectionDomain();
+            this.cq = ctx.createCompletionQueue(options.cqSize());
+            this.qp = createQp(QueuePairConfig.rc(cq).withCaps(options.caps()),
+                    "connection with " + peer + " on " + ctx.device().name());
+        } catch (Throwable t) {
+            if (ctx != null) {
+                try {
+                    ctx.close();
+                } catch (RdmaException | RuntimeException alsoFailed) {
+                    t.addSuppressed(alsoFailed);
+                }
+            }
+            throw t;
+        }
+    }
+
+    /** The verbs objects' package-private parts, through {@link Bridge}. */
+    private static Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> verbs() {
+        return Bridge.verbs();
+    }
+
+    private QueuePair createQp(QueuePairConfig config, String what) throws RdmaException {
+        Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> verbs = verbs();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment attr = QpAttributes.allocateInit(a);
+            verbs.fillQpInitAttr(attr, pd, config);
+            return verbs.createQueuePair(pd, config, attr, pdHandle -> id.createQp(pdHandle, attr, what),
+                    q -> id.destroyQp());
+        }
+    }
+
+    boolean teardownPending() {
+        return teardownPending;
+    }
+
+    /** Frees QP, CQ, PD (the context's close does, newest first) and then the cm_id. */
+    void teardown() throws RdmaException {
+        teardownPending = true;
+        retryTeardown();
+    }
+
+    /**
+     * Finishes a teardown that could not complete: ResourceBusyException and
+     * ResourceInUseException propagate and leave it pending, the context still
+     * open, so its cm_id is kept as well.
+     */
+    void retryTeardown() throws RdmaException {
+        synchronized (teardownLock) {
+            if (!teardownPending) {
+                return;
+            }
+            RdmaException first = null;
+            try {
+                context.close();
+            } catch (RdmaException e) {
+                first = e; // the C side failed: the Java side is closed anyway
+            }
+            try {
+                id.close();
+            } catch (RdmaException e) {
+                first = first == null ? e : first;
+            } catch (RuntimeException e) {
+                if (first != null) {
+                    e.addSuppressed(first); // the context's failure is reported with it, not lost
+                }
+                throw e;
+            }
+            teardownPending = false;
+            if (first != null) {
+                throw first;
+            }
+        }
+    }
+}
