@@ -7,8 +7,8 @@ import org.slf4j.LoggerFactory;
 public final class Cleanup {
     private Cleanup() {}
 
-    // Held lazily: a run that logs nothing never starts slf4j (its provider lookup and
-    // configuration took 0.65-0.8 s of a server's start-up under emulation).
+    // Held lazily: a run that logs nothing never starts slf4j, whose provider lookup and
+    // configuration are a large part of a server's start-up.
     private static final class Log {
         static final Logger LOG = LoggerFactory.getLogger(Cleanup.class);
     }

@@ -18,11 +18,11 @@ import java.util.concurrent.atomic.LongAdder;
  * rdma-core reports failure: a NULL pointer, or a non-zero int (the errno
  * value itself, or -1 with errno set). Boxing is fine here: none of these is
  * on the data path. The handle is adapted once to take an Object[]: unlike
- * {@code invokeWithArguments}, which adapts on every call (measured: it
- * dominated connection setup while the JVM was cold).
+ * {@code invokeWithArguments}, which adapts on every call and so would
+ * dominate connection setup while the JVM is cold.
  * <p>
  * It is linked on its first call, not when declared: linking spins classes
- * (a few ms each on a cold JVM, far more under emulation), and a run uses a
+ * (costly on a cold JVM), and a run uses a
  * few of the verbs declared ({@code devices} two of the 36). The descriptor
  * is written at the declaration, so that declaring does not touch the
  * generated per-function class (whose initializer links its own handle);
