@@ -19,16 +19,17 @@ public record QueuePairCaps(int sendWr, int recvWr, int sendSge, int recvSge, in
     static final int MAX_SGE = 1024, MAX_INLINE = 1 << 20;
 
     public QueuePairCaps {
-        check("sendWr", sendWr, 1, Integer.MAX_VALUE);
-        check("recvWr", recvWr, 1, Integer.MAX_VALUE);
-        check("sendSge", sendSge, 1, MAX_SGE);
-        check("recvSge", recvSge, 1, MAX_SGE);
-        check("inlineData", inlineData, 0, MAX_INLINE);
+        check("send queue depth", sendWr, 1, Integer.MAX_VALUE);
+        check("receive queue depth", recvWr, 1, Integer.MAX_VALUE);
+        check("SGEs per send", sendSge, 1, MAX_SGE);
+        check("SGEs per receive", recvSge, 1, MAX_SGE);
+        check("inline data size", inlineData, 0, MAX_INLINE);
     }
 
-    private static void check(String name, int v, int min, int max) {
+    private static void check(String what, int v, int min, int max) {
         if (v < min || v > max) {
-            throw new IllegalArgumentException(name + " must be " + min + ".." + max + ", got " + v);
+            throw new IllegalArgumentException(what + " must be " + (max == Integer.MAX_VALUE ? "at least " + min
+                    : min + ".." + max) + ", got " + v);
         }
     }
 

@@ -33,6 +33,6 @@ class ConnectionOptionsTest {
         assertTrue(e.contains("cqSize 100 cannot hold sendDepth 64 + recvDepth 64"), e);
         e = assertThrows(IllegalArgumentException.class,
                 () -> ConnectionOptions.defaults().withSge(0, 1)).getMessage();
-        assertTrue(e.contains("sendSge must be 1..1024, got 0"), e);
+        assertTrue(e.contains("SGEs per send must be 1..1024, got 0"), e);
     }
 }
