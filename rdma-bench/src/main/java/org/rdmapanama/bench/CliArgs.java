@@ -21,15 +21,15 @@ import java.util.function.Function;
  * starts first, read theirs with {@link Getopt} instead (start-up; see there);
  * the others, rc_pingpong included, keep picocli.
  */
-final class CliArgs {
+public final class CliArgs {
     private CliArgs() {}
 
     /** Where a converter's message names the flag; {@link #parse} puts the spelling the user typed there. */
-    static final String FLAG = "{flag}";
+    public static final String FLAG = "{flag}";
 
     /** A subcommand's work on its parsed options: an exit status; its own failures are its to report. */
     @FunctionalInterface
-    interface Body<O> {
+    public interface Body<O> {
         int run(O options) throws InterruptedException;
     }
 
@@ -39,7 +39,7 @@ final class CliArgs {
      * "rdma-bench NAME: why" on a bad command line (USAGE), then {@code body}; an interrupt ends
      * it with "rdma-bench NAME: interrupted" (FAILED).
      */
-    static <O> int run(String name, String[] args, PrintStream out, PrintStream err, Function<String[], O> parse,
+    public static <O> int run(String name, String[] args, PrintStream out, PrintStream err, Function<String[], O> parse,
                        Consumer<PrintStream> usage, Body<O> body) {
         O options;
         try {
@@ -67,7 +67,7 @@ final class CliArgs {
      *
      * @throws IllegalArgumentException with a one-line message naming the bad flag or value
      */
-    static boolean parse(Object options, String[] args) {
+    public static boolean parse(Object options, String[] args) {
         CommandLine cl = new CommandLine(options)
                 .setOverwrittenOptionsAllowed(true) // the last of a repeated flag wins, as with getopt
                 .setExpandAtFiles(false);           // "@x" is an argument, not a file to read arguments from
@@ -114,11 +114,11 @@ final class CliArgs {
     }
 
     /** A number in {@code min..max}, read as {@link Getopt#number} reads it (C's strtol, as the native tools do). */
-    abstract static class Range implements ITypeConverter<Integer> {
+    public abstract static class Range implements ITypeConverter<Integer> {
         private final int min;
         private final int max;
 
-        Range(int min, int max) {
+        protected Range(int min, int max) {
             this.min = min;
             this.max = max;
         }
@@ -134,29 +134,29 @@ final class CliArgs {
     }
 
     // The limits that the Getopt-read command lines share with these converters.
-    static final int PORT_MIN = 1, PORT_MAX = 65535;
-    static final int IB_PORT_MIN = 1, IB_PORT_MAX = 255;
-    static final int GID_INDEX_MIN = 0, GID_INDEX_MAX = 65535;
+    public static final int PORT_MIN = 1, PORT_MAX = 65535;
+    public static final int IB_PORT_MIN = 1, IB_PORT_MAX = 255;
+    public static final int GID_INDEX_MIN = 0, GID_INDEX_MAX = 65535;
 
-    static final class Port extends Range {
+    public static final class Port extends Range {
         Port() {
             super(PORT_MIN, PORT_MAX);
         }
     }
 
-    static final class IbPort extends Range {
+    public static final class IbPort extends Range {
         IbPort() {
             super(IB_PORT_MIN, IB_PORT_MAX);
         }
     }
 
-    static final class GidIndex extends Range {
+    public static final class GidIndex extends Range {
         GidIndex() {
             super(GID_INDEX_MIN, GID_INDEX_MAX);
         }
     }
 
-    static final class NonEmpty implements ITypeConverter<String> {
+    public static final class NonEmpty implements ITypeConverter<String> {
         @Override
         public String convert(String v) {
             try {

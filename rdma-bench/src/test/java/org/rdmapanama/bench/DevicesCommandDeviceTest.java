@@ -18,7 +18,7 @@ class DevicesCommandDeviceTest {
     @Test
     void listsBothLabDevicesWithTransportsAndGids() {
         assumeTrue("1".equals(System.getenv("RDMA_LAB")), "only in the soft-RDMA lab");
-        MainTest.Result r = MainTest.run("devices");
+        BenchRun r = BenchRun.of("devices");
         assertEquals(0, r.status(), r.err());
         String out = r.out();
         for (Transport t : new Transport[] {Transport.ROCE_V2, Transport.IWARP}) {

@@ -15,11 +15,11 @@ import java.util.Optional;
  * helper LabCpu is its twin (the modules share no test code). Outside the lab
  * a command is left as it is.
  */
-final class LabCpu {
+public final class LabCpu {
     private LabCpu() {}
 
     /** The command, in the lab prefixed with scripts/lab/pin (--any: this JVM's one vCPU is no choice of the peer's). */
-    static List<String> onFreeVcpu(List<String> command) {
+    public static List<String> onFreeVcpu(List<String> command) {
         if (!"1".equals(System.getenv("RDMA_LAB"))) {
             return command;
         }
@@ -34,7 +34,7 @@ final class LabCpu {
      * got a vCPU of its own, one this JVM is not pinned to (else it is destroyed and the
      * test fails: a busy peer sharing this JVM's vCPU measures and times out wrongly).
      */
-    static Process start(ProcessBuilder b) throws IOException, InterruptedException {
+    public static Process start(ProcessBuilder b) throws IOException, InterruptedException {
         List<String> command = List.copyOf(b.command());
         Process p = b.command(onFreeVcpu(command)).start();
         if (!"1".equals(System.getenv("RDMA_LAB"))) {
@@ -85,7 +85,7 @@ final class LabCpu {
     }
 
     /** scripts/lab/pin under $RDMA_ROOT (scripts/test exports it), else under the working directory or a parent. */
-    static Path script() {
+    public static Path script() {
         String root = System.getenv("RDMA_ROOT");
         if (root != null) {
             return Path.of(root, "scripts/lab/pin");

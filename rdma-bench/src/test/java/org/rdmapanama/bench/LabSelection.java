@@ -1,5 +1,6 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.device.GidType;
 import org.rdmapanama.device.RdmaConfig;
 import org.rdmapanama.device.RdmaDevices;
 import org.rdmapanama.device.Selection;
@@ -9,6 +10,7 @@ import org.rdmapanama.error.RdmaException;
 
 import java.util.Optional;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -18,14 +20,14 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * {@code RDMA_TEST_IWARP_DEVICE}. Without a device for the transport the
  * test skips; an override that names a device without it fails.
  */
-final class LabSelection {
+public final class LabSelection {
     private LabSelection() {}
 
-    static Optional<String> override(Transport t) {
+    public static Optional<String> override(Transport t) {
         return Optional.ofNullable(System.getenv(t == Transport.IWARP ? "RDMA_TEST_IWARP_DEVICE" : "RDMA_TEST_ROCE_DEVICE"));
     }
 
-    static Selection select(Transport t) {
+    public static Selection select(Transport t) {
         try {
             return Selection.select(RdmaConfig.any().withTransport(t.name()).withDevice(override(t).orElse(null)),
                     RdmaDevices.list());
@@ -41,11 +43,18 @@ final class LabSelection {
     }
 
     /** The address rdma_cm (and the TCP exchange) reaches the selected device by. */
-    static String address(Selection s) {
+    public static String address(Selection s) {
         try {
             return s.ipAddress().getHostAddress();
         } catch (NoSuchDeviceException e) {
             throw new AssertionError(e.getMessage(), e);
         }
+    }
+
+    /** The RoCEv2 selection; the native tool is given its GID index (-g), which must be a RoCEv2 GID. */
+    public static Selection roceV2Gid() {
+        Selection s = select(Transport.ROCE_V2);
+        assertEquals(GidType.ROCE_V2, s.gid().type(), s.gid().toString());
+        return s;
     }
 }

@@ -1,0 +1,179 @@
+package org.rdmapanama.bench.perftest;
+
+import org.rdmapanama.bench.JitActivity;
+import org.rdmapanama.bench.Main;
+import org.rdmapanama.bench.perftest.PerftestOptions.Test;
+import org.rdmapanama.error.NoSuchDeviceException;
+import org.rdmapanama.error.TransportCapabilityException;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.time.Duration;
+
+/**
+ * {@code rdma-bench write_lat | read_lat | send_lat | atomic_lat | write_bw |
+ * read_bw | send_bw}: perftest's tests, flags and report format on
+ * rdma-panama. Server without an address, client with one.
+ * <p>
+ * A run is: {@link PerftestLink} connects the two ends; {@link PerftestHeader}
+ * prints perftest's description; then, for each size, a barrier in the
+ * {@link PerftestControl} area and the {@link PerftestLatency} or
+ * {@link PerftestBandwidth} loop, which returns its row. Unreported warm-up
+ * rounds of the same loops come first, until both JITs are idle.
+ * <p>
+ * Timed loops reuse pre-built work requests and a pre-allocated timestamp
+ * array; they allocate nothing. Every wait has a deadline.
+ * One thread owns a run; nothing here is shared.
+ */
+public final class PerftestCommand {
+    private PerftestCommand() {}
+
+    public static int run(String command, String[] args, PrintStream out, PrintStream err) {
+        Test test = Test.of(command);
+        String prefix = "rdma-bench " + command + ": ";
+        PerftestOptions o;
+        try {
+            o = PerftestOptions.parse(test, args);
+        } catch (IllegalArgumentException e) {
+            err.println(prefix + e.getMessage());
+            PerftestOptions.usage(test, err);
+            return Main.USAGE;
+        }
+        if (o == null) {
+            PerftestOptions.usage(test, out);
+            return Main.OK;
+        }
+        try (PerftestLink link = new PerftestLink(o, out, err)) {
+            link.connect();
+            PerftestHeader.print(out, link);
+            new Run(link, out, err).runAll();
+            return Main.OK;
+        } catch (NoSuchDeviceException e) {
+            err.println(prefix + e.getMessage());
+            return Main.USAGE;
+        } catch (IOException | IllegalArgumentException | IllegalStateException | TransportCapabilityException e) {
+            err.println(prefix + e.getMessage());
+            return Main.FAILED;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            err.println(prefix + "interrupted");
+            return Main.FAILED;
+        }
+    }
+
+    /** The rounds of one connected run: warm-up, the reported sizes, the final barrier. */
+    private static final class Run {
+        private final PerftestOptions o;
+        private final PerftestLink link;
+        private final PerftestCompletions done;
+        private final PerftestControl control;
+        private final PerftestLatency latency;
+        private final PerftestBandwidth bandwidth;
+        private PrintStream out; // swapped for a null stream during the warm-up rounds
+        private final PrintStream err;
+
+        Run(PerftestLink link, PrintStream out, PrintStream err) {
+            this.o = link.o;
+            this.link = link;
+            this.out = out;
+            this.err = err;
+            int n = o.duration == null ? o.iters * link.qpCount() : 1; // -q: a timestamp per WR of every QP
+            long[] tposted = new long[n];
+            this.done = new PerftestCompletions(link, n);
+            this.control = new PerftestControl(link, done);
+            this.latency = new PerftestLatency(link, done, tposted);
+            this.bandwidth = new PerftestBandwidth(link, done, control, tposted);
+        }
+
+        void runAll() throws IOException {
+            int[] sizes = o.sizes();
+            if (link.warmup()) {
+                warmUp(sizes); // against native perftest it ran before our QP existed (PerftestLoopback)
+            } else if (o.duration != null && o.warmupMaxSeconds > 0 && PerftestLoopback.role(o.test, link.server) != null) {
+                // A duration run has only perftest's 2 s margin, no rounds until the JIT is idle: say so rather
+                // than let a figure taken while C2 still compiles pass for a warm one.
+                err.println(o.who() + ": -D runs only perftest's 2 s margin, not the warm-up until the JIT is idle, "
+                        + "so the JIT may still compile during the measured time; compare with -n");
+            }
+            // The column header comes after the warm-up's stderr line, right above its rows, as perftest's.
+            boolean rows = PerftestHeader.printsRows(o);
+            if (rows) {
+                out.println(PerftestHeader.columns(o));
+            }
+            runSizes(sizes);
+            long timeout = control.phaseTimeout(sizes[sizes.length - 1]);
+            if (link.nativePeer) {
+                new PerftestNativeEnd(link, bandwidth, Duration.ofNanos(timeout)).finish(out);
+            } else {
+                control.barrier(timeout);
+            }
+            if (rows) {
+                out.println(PerftestStats.RESULT_LINE);
+            }
+        }
+
+        /**
+         * Same loops, same peer, rows thrown away, round after round until the JIT on both sides has
+         * been idle for {@link #JitActivity.QUIET_NANOS}: C2 compiles them here, not during the reported run.
+         */
+        private void warmUp(int[] sizes) throws IOException {
+            PrintStream real = out;
+            out = new PrintStream(OutputStream.nullOutputStream());
+            long start = System.nanoTime();
+            long max = Duration.ofSeconds(o.warmupMaxSeconds).toNanos();
+            JitActivity.Watch jit = new JitActivity.Watch(start);
+            long timeout = control.phaseTimeout(sizes[sizes.length - 1]); // a passive side waits out the peer's round
+            int rounds = 0;
+            boolean more;
+            latency.warming = bandwidth.warming = true;
+            try {
+                do {
+                    runSizes(sizes);
+                    rounds++;
+                    long now = System.nanoTime();
+                    boolean busy = jit.busy(now), capped = now - start >= max;
+                    more = control.agree(busy, capped, timeout);
+                } while (more);
+            } finally {
+                out = real;
+                latency.warming = bandwidth.warming = false;
+            }
+            // One println, one write: a server and a client sharing a terminal print theirs at once.
+            err.println(String.format("%s warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on both sides, "
+                    + "at most %d s)", o.who(), rounds, (System.nanoTime() - start) / 1e9,
+                    JitActivity.QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds));
+        }
+
+        private void runSizes(int[] sizes) throws IOException {
+            for (int size : sizes) {
+                done.runRecvBase = done.recvs;
+                if (link.nativePeer) {
+                    // perftest's Send tests shake hands before each size (their receives are posted then);
+                    // the other tests run their sizes back to back.
+                    if (o.test.verb == PerftestOptions.Verb.SEND) {
+                        link.exchange.handshake(link.myKeys, Duration.ofNanos(control.phaseTimeout(size)));
+                    }
+                } else {
+                    // The peer's writes land in [slot, 2 slot); a byte left from the warm-up run
+                    // must not look like this run's first write. The peer writes again only after the barrier.
+                    link.mem.asSlice(link.slot, link.slot).fill((byte) 0);
+                    control.barrier(control.phaseTimeout(size));
+                }
+                done.startData();
+                String row = switch (o.test) {
+                    case WRITE_LAT -> latency.writeLat(size);
+                    case SEND_LAT -> latency.sendLat(size);
+                    case READ_LAT, ATOMIC_LAT -> link.server ? null : latency.readOrAtomicLat(size);
+                    case WRITE_BW, READ_BW, SEND_BW -> bandwidth.run(size);
+                };
+                if (row != null) {
+                    out.println(row);
+                }
+                if (link.nativePeer && o.test == Test.SEND_BW && o.allSizes) {
+                    link.exchange.handshake(link.myKeys, Duration.ofNanos(control.phaseTimeout(size)));
+                }
+            }
+        }
+    }
+}
