@@ -1,5 +1,6 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.testkit.LabCpu;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

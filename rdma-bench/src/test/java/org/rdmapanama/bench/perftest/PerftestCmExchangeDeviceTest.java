@@ -1,5 +1,6 @@
 package org.rdmapanama.bench.perftest;
 
+import org.rdmapanama.testkit.LabDevices;
 import org.rdmapanama.bench.LabSelection;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -33,7 +34,7 @@ class PerftestCmExchangeDeviceTest {
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
     void aPeerLeavingRightAfterOurLastBlockDoesNotFailItsSend(Transport transport) throws Exception {
-        Selection s = LabSelection.select(transport);
+        Selection s = LabDevices.select(transport);
         InetSocketAddress at = new InetSocketAddress(s.ipAddress(), 18950 + transport.ordinal());
         ConnectionOptions opts = ConnectionOptions.defaults();
         byte[] hello = {1, 2, 3, 4, 5, 6, 7, 8}, last = {8, 7, 6, 5, 4, 3, 2, 1};

@@ -1,5 +1,6 @@
 package org.rdmapanama.bench.perftest;
 
+import org.rdmapanama.testkit.LabDevices;
 import org.rdmapanama.bench.LabSelection;
 import org.rdmapanama.bench.Main;
 import org.rdmapanama.bench.BenchRun;
@@ -123,7 +124,7 @@ class PerftestDeviceTest {
     })
     @Timeout(value = 400, unit = TimeUnit.SECONDS)
     void runsAndReportsLikePerftest(String test, Transport transport, String mode, String iters) throws Exception {
-        Selection s = LabSelection.select(transport);
+        Selection s = LabDevices.select(transport);
         String device = s.device().name();
         List<String> flags = new ArrayList<>(List.of("-d", device, "-n", iters));
         flags.addAll(mode.equals("gid") ? gidFlag(s) : List.of(mode));
@@ -157,7 +158,7 @@ class PerftestDeviceTest {
     })
     @Timeout(value = 400, unit = TimeUnit.SECONDS)
     void severalQpsRunTheirShareEach(String test, Transport transport, String mode, int qps) throws Exception {
-        Selection s = LabSelection.select(transport);
+        Selection s = LabDevices.select(transport);
         List<String> flags = new ArrayList<>(List.of("-d", s.device().name(), "-n", "100", "-s", "1024",
                 "-q", Integer.toString(qps)));
         flags.addAll(mode.equals("gid") ? gidFlag(s) : List.of(mode));
@@ -180,8 +181,8 @@ class PerftestDeviceTest {
 
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
-    void atomicsAreRefusedWhereTheDeviceReportsAtomicCapNone() {
-        Selection s = LabSelection.select(Transport.IWARP);
+    void atomicsAreRefusedWhereTheDeviceReportsAtomicCapNone() throws Exception {
+        Selection s = LabDevices.select(Transport.IWARP);
         assertEquals(AtomicCapability.NONE, s.device().capabilities().atomicCap(), s.device().name() + "'s atomic_cap");
         BenchRun r = BenchRun.of("atomic_lat", "-d", s.device().name(), "-R", "-n", "50", "-p",
                 Integer.toString(PORTS.getAndIncrement()), LabSelection.address(s));
@@ -193,7 +194,7 @@ class PerftestDeviceTest {
     @Test
     @Timeout(value = 400, unit = TimeUnit.SECONDS)
     void atomicLatencyWhereTheDeviceHasAtomics() throws Exception {
-        Selection s = LabSelection.select(Transport.ROCE_V2);
+        Selection s = LabDevices.select(Transport.ROCE_V2);
         assertNotEquals(AtomicCapability.NONE, s.device().capabilities().atomicCap(), s.device().name() + "'s atomic_cap");
         List<String> flags = new ArrayList<>(List.of("-d", s.device().name(), "-n", "100"));
         flags.addAll(gidFlag(s));

@@ -1,6 +1,7 @@
 package org.rdmapanama.bench.perftest;
 
-import org.rdmapanama.bench.LabCpu;
+import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabCpu;
 import org.rdmapanama.bench.LabSelection;
 import org.rdmapanama.bench.BenchRun;
 import org.rdmapanama.bench.NativeTool;
@@ -11,6 +12,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.rdmapanama.device.AtomicCapability;
 import org.rdmapanama.device.Selection;
 import org.rdmapanama.device.Transport;
+import org.rdmapanama.error.RdmaException;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -85,8 +87,8 @@ class PerftestNativeInteropTest {
         return f;
     }
 
-    private static Selection select(Case c) {
-        Selection s = c.transport() == Transport.ROCE_V2 ? LabSelection.roceV2Gid() : LabSelection.select(c.transport());
+    private static Selection select(Case c) throws RdmaException {
+        Selection s = c.transport() == Transport.ROCE_V2 ? LabSelection.roceV2Gid() : LabDevices.select(c.transport());
         if (c.test() == PerftestOptions.Test.ATOMIC_LAT) {
             assumeTrue(s.device().capabilities().atomicCap() != AtomicCapability.NONE,
                     s.device().name() + " reports atomic_cap NONE");

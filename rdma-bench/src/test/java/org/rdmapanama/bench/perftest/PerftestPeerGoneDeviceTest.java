@@ -1,6 +1,7 @@
 package org.rdmapanama.bench.perftest;
 
-import org.rdmapanama.bench.LabCpu;
+import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabCpu;
 import org.rdmapanama.bench.LabSelection;
 import org.rdmapanama.bench.Main;
 import org.junit.jupiter.api.Tag;
@@ -50,7 +51,7 @@ class PerftestPeerGoneDeviceTest {
     @Timeout(value = 200, unit = TimeUnit.SECONDS)
     void aKilledPeerEndsTheOthersRunAtOnce(String test, Transport transport, String mode, String length,
             String killed) throws Exception {
-        Selection s = LabSelection.select(transport);
+        Selection s = LabDevices.select(transport);
         List<String> serverArgs = new ArrayList<>(List.of(test, "-d", s.device().name()));
         serverArgs.addAll(mode.equals("gid") ? PerftestDeviceTest.gidFlag(s) : List.of(mode));
         serverArgs.addAll(Arrays.asList(length.split(" ")));

@@ -1,6 +1,7 @@
 package org.rdmapanama.bench.rcpingpong;
 
-import org.rdmapanama.bench.LabCpu;
+import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabCpu;
 import org.rdmapanama.bench.LabSelection;
 import org.rdmapanama.bench.NativeTool;
 import org.rdmapanama.bench.BenchRun;
@@ -93,8 +94,8 @@ class RcPingpongInteropTest {
     }
 
     @Test
-    void iwarpIsRefusedWithTheReason() {
-        Selection s = LabSelection.select(Transport.IWARP);
+    void iwarpIsRefusedWithTheReason() throws Exception {
+        Selection s = LabDevices.select(Transport.IWARP);
         BenchRun r = BenchRun.of("rc_pingpong", "-d", s.device().name(), "-n", "10", LabSelection.address(s));
         assertEquals(2, r.status(), r.err());
         assertTrue(r.err().contains("connects only through rdma_cm"), r.err());

@@ -1,6 +1,7 @@
 package org.rdmapanama.bench.rping;
 
-import org.rdmapanama.bench.LabCpu;
+import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabCpu;
 import org.rdmapanama.bench.LabSelection;
 import org.rdmapanama.bench.BenchRun;
 import org.junit.jupiter.api.BeforeEach;
@@ -104,7 +105,7 @@ class RpingInteropTest {
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
     void javaClientAgainstNativeServer(Transport transport) throws Exception {
-        Selection s = LabSelection.select(transport);
+        Selection s = LabDevices.select(transport);
         String device = s.device().name(), addr = LabSelection.address(s);
         String port = port(0, transport);
         Process server = nativeRping("server", "-s", "-a", addr, "-p", port, "-C", "" + COUNT, "-S", "" + SIZE, "-v");
@@ -144,7 +145,7 @@ class RpingInteropTest {
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
     void nativeClientAgainstJavaServer(Transport transport) throws Exception {
-        Selection s = LabSelection.select(transport);
+        Selection s = LabDevices.select(transport);
         String device = s.device().name(), addr = LabSelection.address(s);
         String port = port(1, transport);
         CompletableFuture<BenchRun> server = new CompletableFuture<>();
@@ -194,8 +195,8 @@ class RpingInteropTest {
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
-    void javaClientWithNoServerFailsClearlyAndFast(Transport transport) {
-        Selection s = LabSelection.select(transport);
+    void javaClientWithNoServerFailsClearlyAndFast(Transport transport) throws Exception {
+        Selection s = LabDevices.select(transport);
         String device = s.device().name(), addr = LabSelection.address(s);
         long start = System.nanoTime();
         BenchRun r = BenchRun.of("rping", "-c", "-a", addr, "-p", port(2, transport), "-C", "3");

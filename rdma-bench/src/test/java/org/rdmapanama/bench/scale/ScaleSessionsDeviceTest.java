@@ -1,5 +1,6 @@
 package org.rdmapanama.bench.scale;
 
+import org.rdmapanama.testkit.LabDevices;
 import org.rdmapanama.bench.LabSelection;
 import org.rdmapanama.bench.Main;
 import org.junit.jupiter.api.Tag;
@@ -32,7 +33,7 @@ class ScaleSessionsDeviceTest {
     @ParameterizedTest
     @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
     void twoBatchesOfConnectionsCarryTheirOwnData(Transport t) throws Exception {
-        InetAddress addr = InetAddress.getByName(LabSelection.address(LabSelection.select(t)));
+        InetAddress addr = InetAddress.getByName(LabSelection.address(LabDevices.select(t)));
         run(new InetSocketAddress(addr, 7480 + t.ordinal()), 12); // all at once
         run(new InetSocketAddress(addr, 7490 + t.ordinal()), 5); // a window of 5: each completion starts the next
     }
