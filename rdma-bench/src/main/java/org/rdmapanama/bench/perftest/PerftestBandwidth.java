@@ -1,10 +1,8 @@
 package org.rdmapanama.bench.perftest;
 
 import org.rdmapanama.bench.perftest.PerftestOptions.Verb;
-import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.verbs.ConfinedPoster;
-import org.rdmapanama.verbs.MemoryRegion;
 import org.rdmapanama.verbs.Opcode;
 import org.rdmapanama.verbs.SendRequest;
 
@@ -25,34 +23,34 @@ final class PerftestBandwidth {
     private final DurationClock clock = new DurationClock();
     private final boolean server;
     private final boolean needsCredits; // no RNR retry: a Send must never find its peer without a receive
-    private final ConfinedPoster[] qps; // the run thread's: no arena acquire per post
-    private final MemoryRegion[] mrs;
-    private final SendRequest[] datas;
-    private final PerftestKeys[] peerKeys; // where each QP writes or reads
-    /** WRs posted on each QP in this size's run (perftest's scnt[]). */
-    private final long[] scnt;
+    /** The QPs, each with its poster (the run thread's: no arena acquire per post), data request and peer's address. */
+    private final PerftestLane[] lanes;
     private final long[] tposted;
     private final boolean nativePeer;
     /** A client's figures for its last size, for a native server (write_bw, read_bw). */
-    PerftestStats.Bandwidth lastReport;
+    private PerftestStats.Bandwidth lastReport;
     /** Set during unreported warm-up rounds: their rows are not formatted (see PerftestLatency#warming). */
-    boolean warming;
+    private boolean warming;
     /** The receive count of the last credit written: a send_bw server's, kept across sizes and rounds. */
     private long lastCredit;
 
-    PerftestBandwidth(PerftestLink link, PerftestCompletions done, PerftestControl control, long[] tposted) {
-        this.o = link.o;
+    PerftestBandwidth(PerftestPath link, PerftestCompletions done, PerftestControl control, long[] tposted) {
+        this.o = link.options();
         this.done = done;
         this.control = control;
-        this.server = link.server;
-        this.nativePeer = link.nativePeer;
-        this.needsCredits = !link.ctx.transport().retriesReceiverNotReady();
-        this.qps = link.posters;
-        this.mrs = link.mrs;
-        this.datas = link.datas;
-        this.peerKeys = link.peerKeys;
-        this.scnt = new long[qps.length];
+        this.server = link.server();
+        this.nativePeer = link.nativePeer();
+        this.needsCredits = !link.context().transport().retriesReceiverNotReady();
+        this.lanes = link.lanes();
         this.tposted = tposted;
+    }
+
+    PerftestStats.Bandwidth lastReport() {
+        return lastReport;
+    }
+
+    void warming(boolean w) {
+        warming = w;
     }
 
     /** One size: this side's part and the row it prints. */
@@ -66,21 +64,21 @@ final class PerftestBandwidth {
                     control.sendReport(bw);
                 }
             }
-            return warming ? null : bw.row();
+            return warming ? null : PerftestRows.row(bw);
         } else if (o.test.verb == Verb.SEND) {
             PerftestStats.Bandwidth bw = sendServer(size);
-            return warming ? null : bw.row();
+            return warming ? null : PerftestRows.row(bw);
         } else if (nativePeer) {
             return null; // perftest's client reports once, at the end: PerftestNativeEnd prints it
         }
         // The client's figures come before the next barrier (RDMA Writes on one QP arrive in order).
         control.barrier(control.phaseTimeout(size));
-        return warming ? null : control.receivedReport().row();
+        return warming ? null : PerftestRows.row(control.receivedReport());
     }
 
     private PerftestStats.Bandwidth client(int size) throws RdmaException {
         int n = o.iters; // per QP, as perftest's -n
-        int qn = qps.length;
+        int qn = lanes.length;
         long total = (long) n * qn;
         boolean duration = o.duration != null;
         int tx = o.txDepth;
@@ -93,11 +91,11 @@ final class PerftestBandwidth {
             case READ -> Opcode.RDMA_READ;
             default -> Opcode.RDMA_WRITE;
         };
-        for (int q = 0; q < qn; q++) {
-            SendRequest data = datas[q];
-            data.inline(0, false).opcode(0, op).signaled(0, true).sge(mrs[q], 0, size);
+        for (PerftestLane lane : lanes) {
+            SendRequest data = lane.data();
+            data.inline(0, false).opcode(0, op).signaled(0, true).sge(lane.mr(), 0, size);
             if (op != Opcode.SEND) {
-                data.remote(0, peerKeys[q].vaddr(), peerKeys[q].rkey());
+                data.remote(0, lane.peerKeys().vaddr(), lane.peerKeys().rkey());
             }
             data.inline(0, op != Opcode.RDMA_READ && size <= o.inline());
         }
@@ -105,9 +103,7 @@ final class PerftestBandwidth {
         if (duration) {
             clock.start(o.duration);
         }
-        java.util.Arrays.fill(scnt, 0);
-        long totscnt = 0;
-        long[] ccnt = done.ccnt;
+        long totscnt = 0; // each lane's counts start at 0 (PerftestCompletions#startData)
         if (credits) {
             control.startSending();
         }
@@ -116,10 +112,11 @@ final class PerftestBandwidth {
         while (duration || done.dataDone < total) {
             // perftest's: each QP in turn gets as many WRs as its window takes, then one poll for all.
             for (int q = 0; q < qn; q++) {
-                SendRequest data = datas[q];
-                ConfinedPoster qp = qps[q];
-                long s = scnt[q];
-                while ((duration || s < n) && s - ccnt[q] < tx
+                PerftestLane lane = lanes[q];
+                SendRequest data = lane.data();
+                ConfinedPoster qp = lane.poster();
+                long s = lane.posted();
+                while ((duration || s < n) && s - lane.completed() < tx
                         && (!credits || control.creditAllows(s, done.totalSent, rxDepth))) {
                     // perftest's moderation: every cqMod-th WR of a QP and its last one ask for a completion.
                     data.signaled(0, s % cqMod == cqMod - 1 || (!duration && s == n - 1));
@@ -135,7 +132,7 @@ final class PerftestBandwidth {
                     totscnt++;
                     done.totalSent++;
                 }
-                scnt[q] = s;
+                lane.posted(s);
             }
             long now = System.nanoTime();
             if (duration && clock.ended(now, done.dataDone)) {

@@ -46,8 +46,9 @@ public final class PerftestCommand {
         }
         try (PerftestLink link = new PerftestLink(o, out, err)) {
             link.connect();
-            PerftestHeader.print(out, link);
-            new Run(link, out, err).runAll();
+            PerftestPath path = link.path();
+            PerftestHeader.print(out, path);
+            new Run(path, out, err).runAll();
             return Main.OK;
         } catch (NoSuchDeviceException e) {
             err.println(prefix + e.getMessage());
@@ -63,34 +64,29 @@ public final class PerftestCommand {
     }
 
     /** The rounds of one connected run: warm-up, the reported sizes, the final barrier. */
-    private static final class Run {
+    private static final class Run implements PerftestRound.Pace {
         private final PerftestOptions o;
-        private final PerftestLink link;
-        private final PerftestCompletions done;
+        private final PerftestPath link;
+        private final PerftestRound round;
         private final PerftestControl control;
-        private final PerftestLatency latency;
-        private final PerftestBandwidth bandwidth;
-        private PrintStream out; // swapped for a null stream during the warm-up rounds
+        private final PrintStream out;
         private final PrintStream err;
 
-        Run(PerftestLink link, PrintStream out, PrintStream err) {
-            this.o = link.o;
+        Run(PerftestPath link, PrintStream out, PrintStream err) {
+            this.o = link.options();
             this.link = link;
             this.out = out;
             this.err = err;
-            int n = o.duration == null ? o.iters * link.qpCount() : 1; // -q: a timestamp per WR of every QP
-            long[] tposted = new long[n];
-            this.done = new PerftestCompletions(link, n);
-            this.control = new PerftestControl(link, done);
-            this.latency = new PerftestLatency(link, done, tposted);
-            this.bandwidth = new PerftestBandwidth(link, done, control, tposted);
+            int n = o.duration == null ? o.iters * link.lanes().length : 1; // -q: a timestamp per WR of every QP
+            this.round = new PerftestRound(link, n);
+            this.control = round.control();
         }
 
         void runAll() throws IOException {
             int[] sizes = o.sizes();
             if (link.warmup()) {
                 warmUp(sizes); // against native perftest it ran before our QP existed (PerftestLoopback)
-            } else if (o.duration != null && o.warmupMaxSeconds > 0 && PerftestLoopback.role(o.test, link.server) != null) {
+            } else if (o.duration != null && o.warmupMaxSeconds > 0 && PerftestLoopback.role(o.test, link.server()) != null) {
                 // A duration run has only perftest's 2 s margin, no rounds until the JIT is idle: say so rather
                 // than let a figure taken while C2 still compiles pass for a warm one.
                 err.println(o.who() + ": -D runs only perftest's 2 s margin, not the warm-up until the JIT is idle, "
@@ -101,43 +97,41 @@ public final class PerftestCommand {
             if (rows) {
                 out.println(PerftestHeader.columns(o));
             }
-            runSizes(sizes);
+            round.run(sizes, this, out);
             long timeout = control.phaseTimeout(sizes[sizes.length - 1]);
-            if (link.nativePeer) {
-                new PerftestNativeEnd(link, bandwidth, Duration.ofNanos(timeout)).finish(out);
+            if (link.nativePeer()) {
+                new PerftestNativeEnd(link, round.bandwidth(), Duration.ofNanos(timeout)).finish(out);
             } else {
                 control.barrier(timeout);
             }
             if (rows) {
-                out.println(PerftestStats.RESULT_LINE);
+                out.println(PerftestRows.RESULT_LINE);
             }
         }
 
         /**
          * Same loops, same peer, rows thrown away, round after round until the JIT on both sides has
-         * been idle for {@link #JitActivity.QUIET_NANOS}: C2 compiles them here, not during the reported run.
+         * been idle for {@link JitActivity#QUIET_NANOS}: C2 compiles them here, not during the reported run.
          */
         private void warmUp(int[] sizes) throws IOException {
-            PrintStream real = out;
-            out = new PrintStream(OutputStream.nullOutputStream());
+            PrintStream none = new PrintStream(OutputStream.nullOutputStream());
             long start = System.nanoTime();
             long max = Duration.ofSeconds(o.warmupMaxSeconds).toNanos();
             JitActivity.Watch jit = new JitActivity.Watch(start);
             long timeout = control.phaseTimeout(sizes[sizes.length - 1]); // a passive side waits out the peer's round
             int rounds = 0;
             boolean more;
-            latency.warming = bandwidth.warming = true;
+            round.warming(true);
             try {
                 do {
-                    runSizes(sizes);
+                    round.run(sizes, this, none);
                     rounds++;
                     long now = System.nanoTime();
                     boolean busy = jit.busy(now), capped = now - start >= max;
                     more = control.agree(busy, capped, timeout);
                 } while (more);
             } finally {
-                out = real;
-                latency.warming = bandwidth.warming = false;
+                round.warming(false);
             }
             // One println, one write: a server and a client sharing a terminal print theirs at once.
             err.println(String.format("%s warm-up: %d rounds in %.1f s (until the JIT is idle for %d s on both sides, "
@@ -145,34 +139,26 @@ public final class PerftestCommand {
                     JitActivity.QUIET_NANOS / 1_000_000_000, o.warmupMaxSeconds));
         }
 
-        private void runSizes(int[] sizes) throws IOException {
-            for (int size : sizes) {
-                done.runRecvBase = done.recvs;
-                if (link.nativePeer) {
-                    // perftest's Send tests shake hands before each size (their receives are posted then);
-                    // the other tests run their sizes back to back.
-                    if (o.test.verb == PerftestOptions.Verb.SEND) {
-                        link.exchange.handshake(link.myKeys, Duration.ofNanos(control.phaseTimeout(size)));
-                    }
-                } else {
-                    // The peer's writes land in [slot, 2 slot); a byte left from the warm-up run
-                    // must not look like this run's first write. The peer writes again only after the barrier.
-                    link.mem.asSlice(link.slot, link.slot).fill((byte) 0);
-                    control.barrier(control.phaseTimeout(size));
+        @Override
+        public void beforeSize(int size) throws IOException {
+            if (link.nativePeer()) {
+                // perftest's Send tests shake hands before each size (their receives are posted then);
+                // the other tests run their sizes back to back.
+                if (o.test.verb == PerftestOptions.Verb.SEND) {
+                    link.exchange().handshake(link.lanes()[0].keys(), Duration.ofNanos(control.phaseTimeout(size)));
                 }
-                done.startData();
-                String row = switch (o.test) {
-                    case WRITE_LAT -> latency.writeLat(size);
-                    case SEND_LAT -> latency.sendLat(size);
-                    case READ_LAT, ATOMIC_LAT -> link.server ? null : latency.readOrAtomicLat(size);
-                    case WRITE_BW, READ_BW, SEND_BW -> bandwidth.run(size);
-                };
-                if (row != null) {
-                    out.println(row);
-                }
-                if (link.nativePeer && o.test == Test.SEND_BW && o.allSizes) {
-                    link.exchange.handshake(link.myKeys, Duration.ofNanos(control.phaseTimeout(size)));
-                }
+            } else {
+                // The peer's writes land in [slot, 2 slot); a byte left from the warm-up run
+                // must not look like this run's first write. The peer writes again only after the barrier.
+                link.mem().asSlice(link.slot(), link.slot()).fill((byte) 0);
+                control.barrier(control.phaseTimeout(size));
+            }
+        }
+
+        @Override
+        public void afterSize(int size) throws IOException {
+            if (link.nativePeer() && o.test == Test.SEND_BW && o.allSizes) {
+                link.exchange().handshake(link.lanes()[0].keys(), Duration.ofNanos(control.phaseTimeout(size)));
             }
         }
     }

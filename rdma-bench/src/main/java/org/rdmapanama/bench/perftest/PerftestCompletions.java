@@ -19,9 +19,10 @@ final class PerftestCompletions {
     /** A data loop that sees no progress this long gives up: the peer is gone. */
     static final long STALL_NANOS = Duration.ofSeconds(30).toNanos();
 
-    /** The run's CQs, the run thread's as is the poster (no arena acquire per call): one, or one a connection with -R -q N. */
-    private final ConfinedPoller[] cqs;
-    private final CompletionBatch[] batches;
+    /** The run's CQs, the run thread's as are the posters (no arena acquire per call): one, or one a connection with -R -q N. */
+    private final PerftestPath.Cq[] cqs;
+    private final PerftestLane[] lanes;
+    /** Lane 0's poster, where the receives go. */
     private final ConfinedPoster qp;
     private final ReceiveRequest recv;
     /** When each data WR completed, while {@link #recordCompletions}. */
@@ -32,9 +33,8 @@ final class PerftestCompletions {
     long runRecvBase;
     /** When the run's first receive was polled, which may be inside the barrier. */
     long firstRecvAt;
-    /** Data WRs done, over all QPs; {@link #ccnt} per QP. Reset with {@link #startData}. */
+    /** Data WRs done, over all QPs (each lane counts its own). Reset with {@link #startData}. */
     long dataDone;
-    final long[] ccnt;
     boolean ctrlDone;
     boolean creditInFlight;
     boolean recordCompletions;
@@ -51,14 +51,13 @@ final class PerftestCompletions {
     boolean ticked;
     long clock;
 
-    PerftestCompletions(PerftestLink link, int records) {
-        this.cqs = link.pollers;
-        this.batches = link.batches;
-        this.ccnt = new long[link.qpCount()];
-        this.qp = link.poster;
-        this.recv = link.recv;
-        this.postedRecvs = link.postedRecvs;
-        this.totalRecvs = link.totalRecvs;
+    PerftestCompletions(PerftestPath link, int records) {
+        this.cqs = link.cqs();
+        this.lanes = link.lanes();
+        this.qp = lanes[0].poster();
+        this.recv = link.recv();
+        this.postedRecvs = link.postedRecvs();
+        this.totalRecvs = link.totalRecvs();
         this.tcompleted = new long[records];
         this.peer = link.peerWatch();
     }
@@ -71,10 +70,17 @@ final class PerftestCompletions {
     private static final int QP_SHIFT = 40; // below the tags (bit 60 up); 2^40 WRs a QP
     private static final long INDEX_MASK = (1L << QP_SHIFT) - 1;
 
-    /** Before a size's run: no data WR done yet on any QP. */
+    /** Before a size, ahead of its barrier or handshake: the receives it counts start here. */
+    void beginSize() {
+        runRecvBase = recvs;
+    }
+
+    /** Before a size's run: no data WR posted or done yet on any QP. */
     void startData() {
         dataDone = 0;
-        java.util.Arrays.fill(ccnt, 0);
+        for (PerftestLane l : lanes) {
+            l.reset();
+        }
     }
 
     /**
@@ -83,8 +89,8 @@ final class PerftestCompletions {
      */
     int poll() throws RdmaException {
         int n = 0;
-        for (int c = 0; c < cqs.length; c++) {
-            n += take(cqs[c], batches[c]);
+        for (PerftestPath.Cq c : cqs) {
+            n += take(c.poller(), c.batch());
         }
         if (n == 0) {
             ticked = (++idlePolls & (CLOCK_EVERY - 1)) == 0;
@@ -123,11 +129,8 @@ final class PerftestCompletions {
                 creditInFlight = false;
             } else {
                 // perftest's accounting: a QP's signaled completion covers its unsignaled WRs before it.
-                int q = (int) (id >>> QP_SHIFT);
-                long c = (id & INDEX_MASK) + 1;
                 long before = dataDone;
-                dataDone += c - ccnt[q];
-                ccnt[q] = c;
+                dataDone += lanes[(int) (id >>> QP_SHIFT)].completeUpTo((id & INDEX_MASK) + 1);
                 if (recordCompletions) {
                     // Every count it passes: with several QPs a QP's short last batch moves it off the
                     // multiples of cqMod the peak search reads (perftest steps by cqMod and clamps instead).

@@ -48,7 +48,9 @@ final class PerftestControl {
     private final MemorySegment mem;
     private final SendRequest ctrl;
     private final SendRequest credit;
-    private final PerftestWire peer;
+    /** Where the peer's [S, 2S) is (lane 0's QP address from the handshake); its control area follows it. */
+    private final long peerAddress;
+    private final int peerRkey;
     private final long slot;
     /** Where the area starts in our region: 2S. */
     private final long base;
@@ -60,17 +62,19 @@ final class PerftestControl {
     /** Where in the peer's region the credit goes: perftest's buffer start, or our control slot's word. */
     private final long creditRemoteOffset;
 
-    PerftestControl(PerftestLink link, PerftestCompletions done) {
-        this.o = link.o;
+    PerftestControl(PerftestPath link, PerftestCompletions done) {
+        this.o = link.options();
         this.done = done;
-        this.qp = link.poster;
-        this.mr = link.mr;
-        this.mem = link.mem;
-        this.ctrl = link.ctrl;
-        this.credit = link.credit;
-        this.peer = link.peer;
-        this.slot = link.slot;
-        this.base = 2L * link.slot;
+        PerftestLane first = link.lanes()[0];
+        this.qp = first.poster();
+        this.mr = link.mr();
+        this.mem = link.mem();
+        this.ctrl = link.ctrl();
+        this.credit = link.credit();
+        this.peerAddress = first.peerKeys().vaddr();
+        this.peerRkey = first.peerKeys().rkey();
+        this.slot = link.slot();
+        this.base = 2L * slot;
         this.nativeCredits = link.nativeCredits();
         if (nativeCredits) {
             // writeCredit stores a long: perftest's 32-bit count is its low half, at +4 on a big-endian machine.
@@ -90,7 +94,7 @@ final class PerftestControl {
 
     /** The peer advertised its [S, 2S) slot; its control area follows it. */
     private void writeCtrl(long localOffset, int length, long remoteOffset, long timeoutNanos) throws RdmaException {
-        ctrl.sge(mr, localOffset, length).remote(0, peer.address() + slot + remoteOffset, peer.rkey());
+        ctrl.sge(mr, localOffset, length).remote(0, peerAddress + slot + remoteOffset, peerRkey);
         done.ctrlDone = false;
         qp.postSend(ctrl);
         long since = System.nanoTime();
@@ -212,7 +216,7 @@ final class PerftestControl {
         // perftest's, so a branch on the format was compiled for ours alone and trapped at the run's first
         // credit (-Xlog:deoptimization). perftest's 32-bit count is the long's low half, the 4 bytes its SGE sends.
         mem.set(JAVA_LONG, base + OUT_CREDIT, received - (receivedBefore & creditSizeMask));
-        credit.remote(0, peer.address() + creditRemoteOffset, peer.rkey());
+        credit.remote(0, peerAddress + creditRemoteOffset, peerRkey);
         done.creditInFlight = true;
         qp.postSend(credit);
     }

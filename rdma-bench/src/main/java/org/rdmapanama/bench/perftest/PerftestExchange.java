@@ -1,6 +1,8 @@
 package org.rdmapanama.bench.perftest;
 
 
+import org.rdmapanama.device.Port;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -115,6 +117,47 @@ abstract class PerftestExchange implements AutoCloseable {
 
     int mtu(int ibvMtu, Duration timeout) throws IOException {
         return agreeMtu(ibvMtu, xchg(encodeMtu(ibvMtu), timeout));
+    }
+
+    /** What the blocks before any resource settled: who the peer is, the cycle buffer, the MTU in bytes. */
+    record Agreed(boolean nativePeer, int cycleBuffer, int mtuBytes) {}
+
+    /**
+     * The version, system-data and MTU blocks, in perftest's order; a Java peer must speak {@code protocol}.
+     * {@code activeMtuBytes}: our port's.
+     */
+    Agreed agree(int protocol, int activeMtuBytes, Duration timeout) throws IOException {
+        Hello hello = hello(protocol, timeout);
+        if (hello.java() && hello.protocol() != protocol) {
+            throw new IllegalArgumentException("the peer is rdma-bench with perftest protocol " + hello.protocol()
+                    + ", this side " + protocol + ": run the same rdma-bench on both sides");
+        }
+        int[] sys = sysData(CYCLE_BUFFER, CACHE_LINE, timeout);
+        int mtu = mtu(Integer.numberOfTrailingZeros(activeMtuBytes) - 7, timeout);
+        return new Agreed(!hello.java(), sys[0], Port.mtuBytes(mtu));
+    }
+
+    /** What runs between the first handshakes and the next: without -R, our QPs connect to the peer's. */
+    @FunctionalInterface
+    interface Connect {
+        void run() throws IOException;
+    }
+
+    /**
+     * The test's handshakes before its run, in perftest's order: one per QP (each lane gets the peer's QP
+     * address), {@code connect}, one more per QP, then single ones; the last says both sides are at RTS.
+     */
+    void handshakes(PerftestLane[] lanes, PerftestOptions.Test test, Duration timeout, Connect connect)
+            throws IOException {
+        for (PerftestLane l : lanes) {
+            l.peerKeys(handshake(l.keys(), timeout));
+        }
+        connect.run();
+        for (int h = 1; h < handshakesBeforeRun(test); h++) {
+            for (int i = 0; i < (h == 1 ? lanes.length : 1); i++) {
+                handshake(lanes[i].keys(), timeout);
+            }
+        }
     }
 
     /** One handshake ({@code ctx_hand_shake}): our QP address for the peer's. */

@@ -26,16 +26,17 @@ final class PerftestHeader {
         out.flush();
     }
 
-    static void print(PrintStream out, PerftestLink link) {
-        PerftestOptions o = link.o;
+    static void print(PrintStream out, PerftestPath link) {
+        PerftestOptions o = link.options();
         Test test = o.test;
-        boolean server = link.server;
-        Port port = link.selection.port();
-        String line = PerftestStats.RESULT_LINE;
+        boolean server = link.server();
+        Port port = link.selection().port();
+        PerftestLane[] lanes = link.lanes();
+        String line = PerftestRows.RESULT_LINE;
         out.println(line);
         out.println("                    " + test.banner(o.fetchAndAdd));
-        out.println(" Dual-port       : OFF\t\tDevice         : " + link.ctx.device().name());
-        out.println(" Number of qps   : " + link.qpCount() + "\t\tTransport type : " + (link.ctx.transport() == Transport.IWARP ? "IW" : "IB"));
+        out.println(" Dual-port       : OFF\t\tDevice         : " + link.context().device().name());
+        out.println(" Number of qps   : " + lanes.length + "\t\tTransport type : " + (link.context().transport() == Transport.IWARP ? "IW" : "IB"));
         out.println(" Connection type : RC\t\tUsing SRQ      : OFF");
         out.println(" PCIe relax order: OFF");
         out.println(" ibv_wr* API     : OFF");
@@ -49,13 +50,13 @@ final class PerftestHeader {
             out.println(" CQ Moderation   : " + o.cqMod());
         }
         // The MTU both sides agreed on in perftest's exchange: the smaller of the two.
-        out.println(" Mtu             : " + (link.mtuBytes > 0 ? link.mtuBytes : port.activeMtu()) + "[B]");
+        out.println(" Mtu             : " + (link.mtuBytes() > 0 ? link.mtuBytes() : port.activeMtu()) + "[B]");
         out.println(" Link type       : " + (port.linkLayer() == LinkLayer.ETHERNET ? "Ethernet" : "IB"));
         if (o.gidIndex != null || o.rdmaCm) {
-            out.println(" GID index       : " + link.gidIndex);
+            out.println(" GID index       : " + link.gidIndex());
         }
         if (test.verb == Verb.READ || test.verb == Verb.ATOMIC) {
-            out.println(" Outstand reads  : " + link.outReads);
+            out.println(" Outstand reads  : " + link.outReads());
         } else {
             out.println(" Max inline data : " + o.inline() + "[B]");
         }
@@ -68,37 +69,30 @@ final class PerftestHeader {
         }
         out.println(line);
         // perftest's: every QP's local address, then every QP's remote one.
-        address(out, link, "local", link.mine);
-        for (int i = 1; i < link.qpCount(); i++) {
-            address(out, link, "local", withKeys(link.mine, link.keys[i]));
+        for (PerftestLane l : lanes) {
+            address(out, link, "local", l.keys());
         }
-        address(out, link, "remote", link.peer);
-        for (int i = 1; i < link.qpCount(); i++) {
-            address(out, link, "remote", withKeys(link.peer, link.peerKeys[i]));
+        for (PerftestLane l : lanes) {
+            address(out, link, "remote", l.peerKeys());
         }
         out.println(line);
     }
 
-    private static PerftestWire withKeys(PerftestWire w, PerftestKeys k) {
-        return new PerftestWire(w.test(), w.flags(), w.qps(), w.lid(), w.size(), w.iters(), k.qpn(), k.psn(), k.vaddr(),
-                k.rkey(), w.length(), w.gid());
-    }
-
-    private static void address(PrintStream out, PerftestLink link, String side, PerftestWire w) {
-        Verb verb = link.o.test.verb;
+    private static void address(PrintStream out, PerftestPath link, String side, PerftestKeys k) {
+        Verb verb = link.options().test.verb;
         StringBuilder sb = new StringBuilder(" ").append(side).append(" address: LID ")
-                .append(PerftestStats.cHex(w.lid(), 4)).append(" QPN ").append(PerftestStats.cHex(w.qpn(), 6))
-                .append(" PSN ").append(PerftestStats.cHex(w.psn(), 6));
+                .append(PerftestRows.cHex(k.lid(), 4)).append(" QPN ").append(PerftestRows.cHex(k.qpn(), 6))
+                .append(" PSN ").append(PerftestRows.cHex(k.psn(), 6));
         if (verb == Verb.READ) {
-            sb.append(" OUT ").append(PerftestStats.cHex(link.outReads, 4));
+            sb.append(" OUT ").append(PerftestRows.cHex(link.outReads(), 4));
         }
-        if (!link.o.rdmaCm && (verb == Verb.READ || verb == Verb.WRITE)) {
-            sb.append(" RKey ").append(PerftestStats.cHex(Integer.toUnsignedLong(w.rkey()), 8))
-                    .append(" VAddr ").append(PerftestStats.cHex(w.address(), 16));
+        if (!link.options().rdmaCm && (verb == Verb.READ || verb == Verb.WRITE)) {
+            sb.append(" RKey ").append(PerftestRows.cHex(Integer.toUnsignedLong(k.rkey()), 8))
+                    .append(" VAddr ").append(PerftestRows.cHex(k.vaddr(), 16));
         }
         out.println(sb);
-        if (link.gidIndex >= 0) {
-            out.println(PerftestStats.gidLine(w.gid()));
+        if (link.gidIndex() >= 0) {
+            out.println(PerftestRows.gidLine(k.gid() != null ? k.gid() : new byte[16]));
         }
     }
 
@@ -109,7 +103,7 @@ final class PerftestHeader {
 
     /** The column header above the rows. */
     static String columns(PerftestOptions o) {
-        return o.test.bw ? (o.reportGbits ? PerftestStats.RESULT_FMT_BW_G : PerftestStats.RESULT_FMT_BW)
-                : o.duration != null ? PerftestStats.RESULT_FMT_LAT_DUR : PerftestStats.RESULT_FMT_LAT;
+        return o.test.bw ? (o.reportGbits ? PerftestRows.RESULT_FMT_BW_G : PerftestRows.RESULT_FMT_BW)
+                : o.duration != null ? PerftestRows.RESULT_FMT_LAT_DUR : PerftestRows.RESULT_FMT_LAT;
     }
 }

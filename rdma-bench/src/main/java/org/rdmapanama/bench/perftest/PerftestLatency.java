@@ -30,19 +30,23 @@ final class PerftestLatency {
     private final MemoryRegion mr;
     private final MemorySegment mem;
     private final SendRequest data;
-    private final PerftestWire peer;
+    /** Where the peer's [S, 2S) is: lane 0's QP address from the handshake. */
+    private final long peerAddress;
+    private final int peerRkey;
     private final long[] tposted;
 
-    PerftestLatency(PerftestLink link, PerftestCompletions done, long[] tposted) {
-        this.o = link.o;
+    PerftestLatency(PerftestPath link, PerftestCompletions done, long[] tposted) {
+        PerftestLane lane = link.lanes()[0];
+        this.o = link.options();
         this.done = done;
-        this.server = link.server;
-        this.slot = link.slot;
-        this.qp = link.poster;
-        this.mr = link.mr;
-        this.mem = link.mem;
-        this.data = link.data;
-        this.peer = link.peer;
+        this.server = link.server();
+        this.slot = link.slot();
+        this.qp = lane.poster();
+        this.mr = lane.mr();
+        this.mem = link.mem();
+        this.data = lane.data();
+        this.peerAddress = lane.peerKeys().vaddr();
+        this.peerRkey = lane.peerKeys().rkey();
         this.tposted = tposted;
     }
 
@@ -52,7 +56,7 @@ final class PerftestLatency {
         long pollAt = slot + size - 1;
         long postAt = size - 1;
         data.inline(0, false).opcode(0, Opcode.RDMA_WRITE).signaled(0, true).sge(mr, 0, size)
-                .remote(peer.address(), peer.rkey()).inline(0, size <= o.inline());
+                .remote(peerAddress, peerRkey).inline(0, size <= o.inline());
         if (duration) {
             clock.start(o.duration);
         }
@@ -143,10 +147,10 @@ final class PerftestLatency {
         int n = o.iters;
         boolean duration = o.duration != null;
         if (o.test.verb == PerftestOptions.Verb.READ) {
-            data.opcode(0, Opcode.RDMA_READ).signaled(0, true).sge(mr, 0, size).remote(peer.address(), peer.rkey());
+            data.opcode(0, Opcode.RDMA_READ).signaled(0, true).sge(mr, 0, size).remote(peerAddress, peerRkey);
         } else {
             data.opcode(0, o.fetchAndAdd ? Opcode.ATOMIC_FETCH_AND_ADD : Opcode.ATOMIC_CMP_AND_SWP)
-                    .signaled(0, true).sge(mr, 0, 8).atomic(0, peer.address(), peer.rkey(), o.fetchAndAdd ? 1 : 0, 1);
+                    .signaled(0, true).sge(mr, 0, 8).atomic(0, peerAddress, peerRkey, o.fetchAndAdd ? 1 : 0, 1);
         }
         if (duration) {
             clock.start(o.duration);
@@ -184,7 +188,11 @@ final class PerftestLatency {
      * sort and formatting would otherwise keep the JIT compiling round after round, and the warm-up waits
      * for the JIT to be idle; the reported run's row is computed after its timed loop either way.
      */
-    boolean warming;
+    private boolean warming;
+
+    void warming(boolean w) {
+        warming = w;
+    }
 
     /** perftest's result row: {@code divisor} 2 reports half the round trip (write, send), 1 the whole (read, atomic). */
     private String row(int size, int n, boolean duration, int divisor) {
@@ -192,7 +200,7 @@ final class PerftestLatency {
             return null;
         }
         return duration
-                ? PerftestStats.latencyDurationRow(size, clock.sampleCount, clock.sampleEnd - clock.sampleStart, divisor)
-                : PerftestStats.latency(size, tposted, n, divisor).row();
+                ? PerftestRows.row(PerftestStats.latencyDuration(size, clock.sampleCount, clock.sampleEnd - clock.sampleStart, divisor))
+                : PerftestRows.row(PerftestStats.latency(size, tposted, n, divisor));
     }
 }

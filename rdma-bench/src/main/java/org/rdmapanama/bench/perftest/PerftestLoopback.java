@@ -6,11 +6,8 @@ import org.rdmapanama.cm.CmEventLoop;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
-import org.rdmapanama.device.AtomicCapability;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.verbs.Access;
 import org.rdmapanama.verbs.CompletionBatch;
-import org.rdmapanama.verbs.CompletionQueue;
 import org.rdmapanama.verbs.DeviceContext;
 import org.rdmapanama.verbs.MemoryRegion;
 import org.rdmapanama.verbs.Opcode;
@@ -19,19 +16,16 @@ import org.rdmapanama.verbs.ReceiveRequest;
 import org.rdmapanama.verbs.SendRequest;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintStream;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The warm-up against native perftest, which has no unreported rounds: before
@@ -62,12 +56,6 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class PerftestLoopback {
     private static final Duration SETUP_TIMEOUT = Duration.ofSeconds(10); // a loopback connection: quick or broken
-    private static final long PARTNER_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
-    private static final VarHandle CREDIT = ValueLayout.JAVA_LONG.varHandle();
-    private static final VarHandle SIZE_CREDIT = ValueLayout.JAVA_INT.varHandle();
-
-    /** What the other end's partner thread does. */
-    private enum Partner { NONE, ECHO, SINK, SOURCE }
 
     private PerftestLoopback() {}
 
@@ -88,11 +76,11 @@ final class PerftestLoopback {
         };
     }
 
-    private static Partner partner(Test test, boolean role) {
+    private static PerftestPartner.Mode partner(Test test, boolean role) {
         return switch (test) {
-            case SEND_LAT -> Partner.ECHO;
-            case SEND_BW -> role ? Partner.SOURCE : Partner.SINK;
-            default -> Partner.NONE;
+            case SEND_LAT -> PerftestPartner.Mode.ECHO;
+            case SEND_BW -> role ? PerftestPartner.Mode.SOURCE : PerftestPartner.Mode.SINK;
+            default -> PerftestPartner.Mode.NONE;
         };
     }
 
@@ -141,7 +129,7 @@ final class PerftestLoopback {
         InetSocketAddress at = null;
         try (p) {
             at = new InetSocketAddress(device.selection().ipAddress(), freePort(device.selection().ipAddress()));
-            int rd = Math.clamp(Math.min(device.capabilities().maxQpRdAtom(), device.capabilities().maxQpInitRdAtom()), 1, 16);
+            int rd = PerftestDevice.outstandingReads(List.of(device.capabilities()));
             p.connect(o, role, slot, at, rd, exchange);
             int rounds = p.run(o, partner(o.test, role), start);
             p.close();
@@ -178,6 +166,8 @@ final class PerftestLoopback {
         /** Set by {@link #close} when the warm-up's loop still had connections or listeners open. */
         private String leftOpen;
         private PerftestLink end;
+        /** What the loop end's loops use, once it is aimed at the other end. */
+        private PerftestPath path;
         /** The loop end's region registered again in b's PD, so that b's responder writes and reads it. */
         private MemoryRegion alias;
         /** b's own buffer for what it receives and sends. */
@@ -185,11 +175,8 @@ final class PerftestLoopback {
         private ReceiveRequest brecv;
         private SendRequest bsend;
         private CompletionBatch bbatch;
+        private volatile PerftestPartner partner; // stopped from the thread that gives up on the warm-up
         private Thread partnerThread;
-        private volatile boolean stop;
-        private volatile Throwable partnerFailure;
-        /** Sends the SINK partner has received, in all: the loop end waits for it between sizes (native credits). */
-        private volatile long sinkReceived;
 
         void connect(PerftestOptions o, boolean role, int slot, InetSocketAddress at, int rd, PerftestExchange exchange)
                 throws IOException, InterruptedException {
@@ -204,11 +191,7 @@ final class PerftestLoopback {
             if (b == null) {
                 throw new RdmaException("no loopback connect request within " + SETUP_TIMEOUT.toSeconds() + " s");
             }
-            List<Access> access = new ArrayList<>(List.of(Access.REMOTE_WRITE, Access.REMOTE_READ));
-            if (b.context().capabilities().atomicCap() != AtomicCapability.NONE) {
-                access.add(Access.REMOTE_ATOMIC);
-            }
-            alias = b.protectionDomain().register(end.mem, access.toArray(Access[]::new));
+            alias = b.protectionDomain().register(end.mem(), PerftestDevice.remoteAccess(b.context()));
             bmem = b.protectionDomain().allocate(slot);
             QueuePair bq = b.queuePair();
             brecv = bq.newReceiveRequest(1, 1);
@@ -221,10 +204,8 @@ final class PerftestLoopback {
             }
             b.accept(new byte[0], SETUP_TIMEOUT);
             get(connected, "the loopback connection");
-            end.peer = new PerftestWire(o.test.ordinal(), PerftestWire.flagsOf(o), o.numQps, 0, o.maxSize(), o.iters, 0,
-                    0, end.mem.address() + slot, alias.rkey(), slot + PerftestControl.SIZE, new byte[16]);
-            end.peerKeys = new PerftestKeys[o.numQps];
-            java.util.Arrays.fill(end.peerKeys, new PerftestKeys(0, 0, 0, 0, alias.rkey(), end.peer.address(), null, 0));
+            end.aimAt(alias.rkey());
+            path = end.path();
         }
 
         private static ConnectionOptions options(PerftestOptions o, int rd) {
@@ -245,134 +226,45 @@ final class PerftestLoopback {
         }
 
         /** The rounds; returns how many ran. */
-        int run(PerftestOptions o, Partner partner, long start) throws IOException {
-            if (partner != Partner.NONE) {
-                partnerThread = Thread.ofPlatform().daemon().name("rdma-bench warm-up partner")
-                        .start(() -> partner(o, partner));
+        int run(PerftestOptions o, PerftestPartner.Mode mode, long start) throws IOException {
+            if (mode != PerftestPartner.Mode.NONE) {
+                partner = new PerftestPartner(o, mode, b, bsend, brecv, bbatch, path);
+                partnerThread = Thread.ofPlatform().daemon().name("rdma-bench warm-up partner").start(partner);
             }
             // Never with -D (PerftestOptions.warmup): rounds of a fixed count each wait for their last completion,
             // so no completion of one round can reach the next round's counters.
-            int n = o.iters * o.numQps;
-            long[] tposted = new long[n];
-            PerftestCompletions done = new PerftestCompletions(end, n);
-            PerftestControl control = new PerftestControl(end, done);
-            PerftestLatency latency = new PerftestLatency(end, done, tposted);
-            PerftestBandwidth bandwidth = new PerftestBandwidth(end, done, control, tposted);
-            boolean nativeCredits = end.nativeCredits();
-            latency.warming = bandwidth.warming = true; // rows only the warm-up would see: not computed
+            PerftestRound round = new PerftestRound(path, o.iters * o.numQps);
+            round.warming(true); // rows only the warm-up would see: not computed
+            boolean awaitSink = o.test.bw && path.nativeCredits();
+            PerftestRound.Pace pace = size -> {
+                // A byte left from the last round must not look like this one's first write (write_lat).
+                path.mem().asSlice(path.slot(), path.slot()).fill((byte) 0);
+                if (awaitSink) {
+                    partner.awaitSink(round.completions().totalSent, SETUP_TIMEOUT);
+                }
+            };
+            PrintStream none = new PrintStream(OutputStream.nullOutputStream());
             int[] sizes = o.sizes();
             long max = Duration.ofSeconds(o.warmupMaxSeconds).toNanos();
             JitActivity.Watch jit = new JitActivity.Watch(start);
             int rounds = 0;
             boolean more;
             do {
-                for (int size : sizes) {
-                    done.runRecvBase = done.recvs;
-                    // A byte left from the last round must not look like this one's first write (write_lat).
-                    end.mem.asSlice(end.slot, end.slot).fill((byte) 0);
-                    done.startData();
-                    switch (o.test) {
-                        case WRITE_LAT -> latency.writeLat(size);
-                        case SEND_LAT -> latency.sendLat(size);
-                        case READ_LAT, ATOMIC_LAT -> latency.readOrAtomicLat(size);
-                        case WRITE_BW, READ_BW, SEND_BW -> {
-                            if (nativeCredits) {
-                                awaitSink(done.totalSent);
-                            }
-                            bandwidth.run(size);
-                        }
-                    }
-                }
+                round.run(sizes, pace, none);
                 rounds++;
                 long now = System.nanoTime();
                 boolean busy = jit.busy(now);
-                throwIfPartnerFailed();
+                if (partner != null) {
+                    partner.throwIfFailed();
+                }
                 more = busy && now - start < max;
             } while (more);
             return rounds;
         }
 
-        /** The other end's part in Send tests; parks between empty polls. Ends when {@link #stop} is set. */
-        private void partner(PerftestOptions o, Partner mode) {
-            QueuePair bq = b.queuePair();
-            CompletionQueue bcq = b.completionQueue();
-            // Without receiver-not-ready retry (iWARP) Sends keep to the receiver's credits, in the loop end's own
-            // control word, in the format the run will use, so that the JIT compiles the run's branches (one it
-            // never saw traps at the run's first credit check and leaves the timed loop interpreted). As a server
-            // the loop end RDMA-writes our 64-bit count there through the alias, and SOURCE reads it: SOURCE cannot
-            // tell where a size begins, so a Java server against a native client is still warmed on our format;
-            // the loop end's credit write takes one path for both formats (PerftestControl#writeCredit).
-            // As a client against a native peer, SINK adds 1 per receive to perftest's 32-bit per-size count,
-            // which the loop end zeroes per size once SINK has received all it sent (awaitSink); else SINK stores
-            // our 64-bit count.
-            boolean credits = !b.context().transport().retriesReceiverNotReady();
-            boolean sizeCredits = end.nativeCredits();
-            long creditAt = 2L * end.slot + PerftestControl.CTRL_CREDIT;
-            long posted = 0, completed = 0, received = 0;
-            try {
-                while (!stop) {
-                    if (mode == Partner.SOURCE) {
-                        while (posted - completed < o.txDepth
-                                && (!credits || posted - (long) CREDIT.getAcquire(end.mem, creditAt) < o.rxDepth())) {
-                            bq.postSend(bsend);
-                            posted++;
-                        }
-                    }
-                    int n = bcq.poll(bbatch);
-                    if (n == 0) {
-                        LockSupport.parkNanos(PARTNER_PARK_NANOS);
-                        continue;
-                    }
-                    for (int i = 0; i < n; i++) {
-                        bbatch.requireSuccess(i);
-                        if (bbatch.wrId(i) == PerftestLink.RECV_ID) {
-                            bq.postRecv(brecv);
-                            if (credits && mode == Partner.SINK) {
-                                if (sizeCredits) {
-                                    SIZE_CREDIT.getAndAddRelease(end.mem, creditAt, 1);
-                                    sinkReceived = ++received;
-                                } else {
-                                    CREDIT.setRelease(end.mem, creditAt, ++received);
-                                }
-                            }
-                            if (mode == Partner.ECHO) {
-                                bq.postSend(bsend);
-                            }
-                        } else {
-                            completed++;
-                        }
-                    }
-                }
-            } catch (RdmaException | RuntimeException e) {
-                if (!stop) {
-                    partnerFailure = e;
-                }
-            }
-        }
-
-        private void throwIfPartnerFailed() throws RdmaException {
-            Throwable f = partnerFailure;
-            if (f != null) {
-                throw new RdmaException("the partner end failed: " + f.getMessage(), f);
-            }
-        }
-
-        /** Waits until the SINK partner has received {@code sent} Sends (all the loop end posted so far). */
-        private void awaitSink(long sent) throws RdmaException {
-            long deadline = System.nanoTime() + SETUP_TIMEOUT.toNanos();
-            while (sinkReceived < sent) {
-                throwIfPartnerFailed();
-                if (stop || System.nanoTime() - deadline > 0) {
-                    throw new RdmaException("the partner end received " + sinkReceived + " of " + sent
-                            + " Sends within " + SETUP_TIMEOUT.toSeconds() + " s");
-                }
-                LockSupport.parkNanos(PARTNER_PARK_NANOS);
-            }
-        }
-
         /** From another thread, past the warm-up's limit: disconnects both ends, which flushes their work requests. */
         void abort() {
-            stop = true;
+            stopPartner();
             for (RdmaConnection c : new RdmaConnection[] {a, b}) {
                 if (c != null) {
                     try {
@@ -384,13 +276,19 @@ final class PerftestLoopback {
             }
         }
 
+        private void stopPartner() {
+            if (partner != null) {
+                partner.stop();
+            }
+        }
+
         @Override
         public void close() {
             if (closed) {
                 return;
             }
             closed = true;
-            stop = true;
+            stopPartner();
             if (partnerThread != null) {
                 try {
                     partnerThread.join(Duration.ofSeconds(5));

@@ -18,32 +18,33 @@ import java.time.Duration;
  * The waits may last the peer's whole run, hence the run's own timeout.
  */
 final class PerftestNativeEnd {
-    private final PerftestLink link;
+    private final PerftestPath link;
     private final PerftestBandwidth bandwidth;
     private final Duration timeout;
 
-    PerftestNativeEnd(PerftestLink link, PerftestBandwidth bandwidth, Duration timeout) {
+    PerftestNativeEnd(PerftestPath link, PerftestBandwidth bandwidth, Duration timeout) {
         this.link = link;
         this.bandwidth = bandwidth;
         this.timeout = timeout;
     }
 
     void finish(PrintStream out) throws IOException {
-        PerftestExchange x = link.exchange;
-        switch (link.o.test) {
+        PerftestExchange x = link.exchange();
+        PerftestKeys mine = link.lanes()[0].keys();
+        switch (link.options().test) {
             case WRITE_LAT -> { }
             case WRITE_BW, READ_BW -> {
-                x.handshake(link.myKeys, timeout);
+                x.handshake(mine, timeout);
                 // The server's own figures are zeros: it only waited. perftest sends them all the same.
-                PerftestStats.Bandwidth mine = link.server || bandwidth.lastReport == null
-                        ? new PerftestStats.Bandwidth(0, 0, 0, 0, 0) : bandwidth.lastReport;
-                PerftestStats.Bandwidth client = x.report(mine, timeout);
-                if (link.server) {
-                    out.println(client.row());
+                PerftestStats.Bandwidth figures = link.server() || bandwidth.lastReport() == null
+                        ? new PerftestStats.Bandwidth(0, 0, 0, 0, 0) : bandwidth.lastReport();
+                PerftestStats.Bandwidth client = x.report(figures, timeout);
+                if (link.server()) {
+                    out.println(PerftestRows.row(client));
                 }
-                x.closeConnection(link.myKeys, timeout);
+                x.closeConnection(mine, timeout);
             }
-            default -> x.closeConnection(link.myKeys, timeout);
+            default -> x.closeConnection(mine, timeout);
         }
     }
 }

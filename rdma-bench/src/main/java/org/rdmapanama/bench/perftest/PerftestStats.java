@@ -1,11 +1,11 @@
 package org.rdmapanama.bench.perftest;
 
 import java.util.Arrays;
-import java.util.Locale;
 
 /**
- * perftest's result arithmetic and its report lines, on nanosecond
- * timestamps instead of TSC cycles. Pure functions: unit-tested on the host.
+ * perftest's result arithmetic, on nanosecond timestamps instead of TSC
+ * cycles ({@link PerftestRows} formats the figures). Pure functions:
+ * unit-tested on the host.
  */
 final class PerftestStats {
     private PerftestStats() {}
@@ -13,21 +13,9 @@ final class PerftestStats {
     /** perftest drops the two largest samples before its statistics (LAT_MEASURE_TAIL). */
     static final int LAT_MEASURE_TAIL = 2;
 
-    static final String RESULT_LINE = "---------------------------------------------------------------------------------------";
-    static final String RESULT_FMT_LAT = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]"
-            + "    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ";
-    static final String RESULT_FMT_LAT_DUR = " #bytes        #iterations       t_avg[usec]    tps average";
-    static final String RESULT_FMT_BW = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]";
-    static final String RESULT_FMT_BW_G = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]";
-
     /** The figures of one latency row, in microseconds. */
     record Latency(long size, long iters, double min, double max, double typical, double avg, double stdev,
-                   double p99, double p999) {
-        String row() {
-            return String.format(Locale.ROOT, " %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f",
-                    size, iters, min, max, typical, avg, stdev, p99, p999);
-        }
-    }
+                   double p99, double p999) {}
 
     /**
      * perftest's {@code print_report_lat}: the deltas between consecutive post
@@ -71,21 +59,19 @@ final class PerftestStats {
                 Math.sqrt(var / n), delta[i99] / quotient, delta[i999] / quotient);
     }
 
+    /** A duration run's latency figures: the average in microseconds and transactions per second. */
+    record LatencyDuration(long size, long iters, double avg, double tps) {}
+
     /** perftest's {@code print_report_lat_duration}: average over the sample window and transactions per second. */
-    static String latencyDurationRow(long size, long iters, long sampleNanos, int rttFactor) {
+    static LatencyDuration latencyDuration(long size, long iters, long sampleNanos, int rttFactor) {
         double usec = sampleNanos / 1000.0;
         double latency = iters == 0 ? 0 : usec / rttFactor / iters;
         double tps = usec == 0 ? 0 : iters / (usec / 1_000_000.0);
-        return String.format(Locale.ROOT, " %-7d       %d            %-7.2f        %-7.2f", size, iters, latency, tps);
+        return new LatencyDuration(size, iters, latency, tps);
     }
 
     /** One bandwidth row's figures: MB/s (2^20) or Gb/s, and millions of messages per second. */
-    record Bandwidth(long size, long iters, double peak, double avg, double msgRate) {
-        String row() {
-            return String.format(Locale.ROOT, " %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f",
-                    size, iters, peak, avg, msgRate);
-        }
-    }
+    record Bandwidth(long size, long iters, double peak, double avg, double msgRate) {}
 
     /**
      * perftest's {@code print_report_bw} for one QP without a post list:
@@ -130,27 +116,5 @@ final class PerftestStats {
 
     private static int roundUp(int value, int multiple) {
         return (value + multiple - 1) / multiple * multiple;
-    }
-
-    /**
-     * C's {@code %#0Nx}: "0x" and zero-padded hex to a total width of N, but a
-     * plain zero-padded 0 (the '#' flag adds no prefix to zero).
-     */
-    static String cHex(long value, int width) {
-        if (value == 0) {
-            return "0".repeat(width);
-        }
-        String hex = Long.toHexString(value);
-        int pad = width - 2 - hex.length();
-        return "0x" + (pad > 0 ? "0".repeat(pad) : "") + hex;
-    }
-
-    /** perftest's GID line: the 16 bytes in decimal ({@code %02d}), colon-separated. */
-    static String gidLine(byte[] gid) {
-        StringBuilder sb = new StringBuilder(" GID: ");
-        for (int i = 0; i < gid.length; i++) {
-            sb.append(i == 0 ? "" : ":").append(String.format(Locale.ROOT, "%02d", gid[i] & 0xff));
-        }
-        return sb.toString();
     }
 }

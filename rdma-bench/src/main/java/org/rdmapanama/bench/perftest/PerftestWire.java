@@ -3,27 +3,32 @@ package org.rdmapanama.bench.perftest;
 import java.nio.ByteBuffer;
 
 /**
- * The 56-byte parameter message two rdma-bench perftest ends exchange: over
- * TCP right after perftest's own version, system-data and MTU blocks, once
- * both ends know the other is rdma-bench ({@link PerftestExchange}), and as
- * rdma_cm private data with {@code -R} (56 bytes is the IB CM connect limit).
- * Native perftest never sees it: it checks nothing but the version, so against
- * it a mismatch shows as a stall, which our loops time out. Big-endian:
+ * The 20-byte parameter message two rdma-bench perftest ends exchange, right after perftest's own
+ * version, system-data and MTU blocks, once both ends know the other is rdma-bench
+ * ({@link PerftestExchange}): on the TCP exchange, or with {@code -R} on the rdma_cm one. Native
+ * perftest never sees it (it checks nothing but the version, so against it a mismatch shows as a
+ * stall, which our loops time out), and the QP addresses travel in perftest's own handshakes
+ * ({@link PerftestKeys}), so it carries only what both ends must agree on. Big-endian:
  * <pre>
- *  0 magic "PT"  2 version  3 test  4 flags  5 QPs (-q)  6 lid(16)
- *  8 size(32)   12 iters or duration(32)   16 qpn(32)  20 psn(32)
- * 24 buffer address(64)  32 rkey(32)  36 buffer length(32)  40 gid(16 bytes)
+ *  0 magic "PT"  2 version  3 test  4 flags  5 QPs (-q)  6 zero(16)
+ *  8 size(32)   12 iters or duration(32)   16 buffer length(32)
  * </pre>
  * Decoding checks every field and that both ends run the same test with the
  * same size, count and mode; anything else is a one-line error, not a hang.
  */
-record PerftestWire(int test, int flags, int qps, int lid, int size, int iters, int qpn, int psn, long address, int rkey,
-                    long length, byte[] gid) {
-    static final int SIZE = 56;
+record PerftestWire(int test, int flags, int qps, int size, int iters, long length) {
+    static final int SIZE = 20;
     static final short MAGIC = 0x5054; // "PT"
-    // 2: warm-up rounds end by a vote; 3: after perftest 4.5's TCP exchange; 4: byte 5 is -q (was 0)
-    static final int VERSION = 4;
+    // 2: warm-up rounds end by a vote; 3: after perftest 4.5's TCP exchange; 4: byte 5 is -q (was 0);
+    // 5: no QP address (the handshakes carry it)
+    static final int VERSION = 5;
     static final int FLAG_ALL = 1, FLAG_DURATION = 2, FLAG_RDMA_CM = 4, FLAG_FETCH_ADD = 8, FLAG_WARMUP = 16;
+
+    /** This side's parameters; {@code length}: the buffer the peer may use, [S, 2S) and the control area. */
+    static PerftestWire of(PerftestOptions o, long length) {
+        return new PerftestWire(o.test.ordinal(), flagsOf(o), o.numQps, o.maxSize(),
+                o.duration != null ? o.duration : o.iters, length);
+    }
 
     static int flagsOf(PerftestOptions o) {
         return (o.allSizes ? FLAG_ALL : 0) | (o.duration != null ? FLAG_DURATION : 0) | (o.rdmaCm ? FLAG_RDMA_CM : 0)
@@ -33,9 +38,8 @@ record PerftestWire(int test, int flags, int qps, int lid, int size, int iters, 
 
     byte[] encode() {
         ByteBuffer b = ByteBuffer.allocate(SIZE);
-        b.putShort(MAGIC).put((byte) VERSION).put((byte) test).put((byte) flags).put((byte) qps).putShort((short) lid);
-        b.putInt(size).putInt(iters).putInt(qpn).putInt(psn).putLong(address).putInt(rkey).putInt((int) length);
-        b.put(gid);
+        b.putShort(MAGIC).put((byte) VERSION).put((byte) test).put((byte) flags).put((byte) qps).putShort((short) 0);
+        b.putInt(size).putInt(iters).putInt((int) length);
         return b.array();
     }
 
@@ -63,16 +67,10 @@ record PerftestWire(int test, int flags, int qps, int lid, int size, int iters, 
         int test = b.get() & 0xff;
         int flags = b.get() & 0xff;
         int qps = b.get() & 0xff;
-        int lid = b.getShort() & 0xffff;
+        b.getShort(); // zero
         int size = b.getInt();
         int iters = b.getInt();
-        int qpn = b.getInt();
-        int psn = b.getInt();
-        long address = b.getLong();
-        int rkey = b.getInt();
         long length = Integer.toUnsignedLong(b.getInt());
-        byte[] gid = new byte[16];
-        b.get(gid);
         if (magic != MAGIC || version != VERSION) {
             throw new IllegalArgumentException("peer's setup message is not rdma-bench perftest version " + VERSION
                     + " (magic 0x" + Integer.toHexString(magic & 0xffff) + ", version " + version + ")");
@@ -98,12 +96,9 @@ record PerftestWire(int test, int flags, int qps, int lid, int size, int iters, 
             throw new IllegalArgumentException("peer's " + ((flags & FLAG_DURATION) != 0 ? "duration" : "iteration count")
                     + " is " + iters + ", here " + mine.iters + ": run both sides with the same -n/-D");
         }
-        if (qpn < 0 || qpn > 0xffffff || psn < 0 || psn > 0xffffff) {
-            throw new IllegalArgumentException("peer's QP number or PSN exceeds 24 bits: qpn " + qpn + ", psn " + psn);
-        }
         if (length < minLength) {
             throw new IllegalArgumentException("peer's buffer has " + length + " bytes, " + minLength + " needed");
         }
-        return new PerftestWire(test, flags, qps, lid, size, iters, qpn, psn, address, rkey, length, gid);
+        return new PerftestWire(test, flags, qps, size, iters, length);
     }
 }

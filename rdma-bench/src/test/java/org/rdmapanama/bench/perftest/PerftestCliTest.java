@@ -224,60 +224,53 @@ class PerftestCliTest {
     @Test
     void reportLinesMatchPerftestsFormat() {
         assertEquals(" 2       200          11.64          8127.96      3988.47  \t       3404.20     \t1272.26\t\t8049.75 \t\t8127.96",
-                new PerftestStats.Latency(2, 200, 11.64, 8127.96, 3988.47, 3404.20, 1272.26, 8049.75, 8127.96).row());
+                PerftestRows.row(new PerftestStats.Latency(2, 200, 11.64, 8127.96, 3988.47, 3404.20, 1272.26, 8049.75, 8127.96)));
         assertEquals(" 65536      500              45.94              18.12  \t\t   0.000290",
-                new PerftestStats.Bandwidth(65536, 500, 45.94, 18.12, 0.000290).row());
-        assertEquals("0000", PerftestStats.cHex(0, 4));
-        assertEquals("0x0011", PerftestStats.cHex(0x11, 6));
-        assertEquals("0x638f8", PerftestStats.cHex(0x638f8, 6));
-        assertEquals("0x0003bc", PerftestStats.cHex(0x3bc, 8));
-        assertEquals("0x00563be1754000", PerftestStats.cHex(0x563be1754000L, 16));
+                PerftestRows.row(new PerftestStats.Bandwidth(65536, 500, 45.94, 18.12, 0.000290)));
+        assertEquals("0000", PerftestRows.cHex(0, 4));
+        assertEquals("0x0011", PerftestRows.cHex(0x11, 6));
+        assertEquals("0x638f8", PerftestRows.cHex(0x638f8, 6));
+        assertEquals("0x0003bc", PerftestRows.cHex(0x3bc, 8));
+        assertEquals("0x00563be1754000", PerftestRows.cHex(0x563be1754000L, 16));
         byte[] gid = new byte[16];
         gid[10] = (byte) 255;
         gid[11] = (byte) 255;
         gid[12] = 10;
         gid[13] = 77;
         gid[15] = 1;
-        assertEquals(" GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:77:00:01", PerftestStats.gidLine(gid));
+        assertEquals(" GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:77:00:01", PerftestRows.gidLine(gid));
     }
 
     @Test
     void setupMessageRoundTripsAndRejectsMismatches() {
         PerftestOptions o = parse(PerftestOptions.Test.WRITE_LAT, "-n", "200");
-        byte[] gid = new byte[16];
-        gid[15] = 7;
-        PerftestWire mine = new PerftestWire(o.test.ordinal(), PerftestWire.flagsOf(o), 1, 0, 2, 200, 0x11, 0xabcdef,
-                0x7f0000001000L, 0x3bc, 192, gid);
+        PerftestWire mine = PerftestWire.of(o, 192);
         byte[] bytes = mine.encode();
-        assertEquals(56, bytes.length);
-        PerftestWire back = PerftestWire.decode(bytes, mine, 192);
-        assertEquals(0x11, back.qpn());
-        assertEquals(0x7f0000001000L, back.address());
-        assertArrayEquals(gid, back.gid());
-        // IB CM pads private data with zeros: accepted; other trailing bytes are not.
-        assertEquals(0x3bc, PerftestWire.decode(Arrays.copyOf(bytes, 196), mine, 192).rkey());
-        byte[] junk = Arrays.copyOf(bytes, 60);
-        junk[59] = 1;
+        assertEquals(20, bytes.length);
+        assertEquals(mine, PerftestWire.decode(bytes, mine, 192));
+        // Trailing zeros are accepted; other trailing bytes are not.
+        assertEquals(mine, PerftestWire.decode(Arrays.copyOf(bytes, 24), mine, 192));
+        byte[] junk = Arrays.copyOf(bytes, 24);
+        junk[23] = 1;
         assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(junk, mine, 192));
-        assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(Arrays.copyOf(bytes, 40), mine, 192));
+        assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(Arrays.copyOf(bytes, 16), mine, 192));
         assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(bytes, mine, 1 << 20));
 
-        PerftestWire otherIters = new PerftestWire(mine.test(), mine.flags(), 1, 0, 2, 100, 1, 1, 0, 0, 192, gid);
+        PerftestWire otherIters = new PerftestWire(mine.test(), mine.flags(), 1, 2, 100, 192);
         assertTrue(assertThrows(IllegalArgumentException.class,
                 () -> PerftestWire.decode(otherIters.encode(), mine, 192)).getMessage().contains("-n"));
-        PerftestWire otherTest = new PerftestWire(PerftestOptions.Test.SEND_BW.ordinal(), mine.flags(), 1, 0, 2, 200, 1, 1,
-                0, 0, 192, gid);
+        PerftestWire otherTest = new PerftestWire(PerftestOptions.Test.SEND_BW.ordinal(), mine.flags(), 1, 2, 200, 192);
         assertTrue(assertThrows(IllegalArgumentException.class,
                 () -> PerftestWire.decode(otherTest.encode(), mine, 192)).getMessage().contains("send_bw"));
-        PerftestWire otherQps = new PerftestWire(mine.test(), mine.flags(), 4, 0, 2, 200, 1, 1, 0, 0, 192, gid);
+        PerftestWire otherQps = new PerftestWire(mine.test(), mine.flags(), 4, 2, 200, 192);
         assertEquals("peer runs 4 QPs, here 1: run both sides with the same -q", assertThrows(IllegalArgumentException.class,
                 () -> PerftestWire.decode(otherQps.encode(), mine, 192)).getMessage());
         byte[] badMagic = bytes.clone();
         badMagic[0] = 'X';
         assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(badMagic, mine, 192));
-        byte[] bigQpn = bytes.clone();
-        bigQpn[16] = 1; // qpn 0x01000011 > 24 bits
-        assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(bigQpn, mine, 192));
+        byte[] oldVersion = bytes.clone();
+        oldVersion[2] = 4;
+        assertThrows(IllegalArgumentException.class, () -> PerftestWire.decode(oldVersion, mine, 192));
     }
 
     private static String error(Runnable parse) {

@@ -87,7 +87,7 @@ class PerftestDeviceTest {
         // A side that fails often only waited for the other one: show both.
         assertEquals(0, side.status(), who + " failed:\n" + side.out() + side.err()
                 + "\nits peer (status " + other.status() + ") said:\n" + other.out() + other.err());
-        assertTrue(side.out().contains(PerftestStats.RESULT_LINE), side.out());
+        assertTrue(side.out().contains(PerftestRows.RESULT_LINE), side.out());
         var m = (bw ? BW_ROW : LAT_ROW).matcher(side.out());
         if (!rows) {
             assertFalse(m.find(), who + " should print no results row:\n" + side.out());

@@ -120,7 +120,7 @@ class PerftestExchangeTest {
         System.arraycopy("5.60".getBytes(StandardCharsets.US_ASCII), 0, old, 0, 4);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PerftestExchange.decodeVersion(old));
         assertTrue(e.getMessage().startsWith("Current implementation is not compatible with versions older than 5.70"));
-        byte[] oldJava = new PerftestWire(0, 0, 1, 0, 2, 1000, 1, 1, 0, 0, 4096, new byte[16]).encode();
+        byte[] oldJava = new PerftestWire(0, 0, 1, 2, 1000, 4096).encode();
         e = assertThrows(IllegalArgumentException.class,
                 () -> PerftestExchange.decodeVersion(java.util.Arrays.copyOf(oldJava, 16)));
         assertTrue(e.getMessage().contains("rdma-bench from before"), e.getMessage());

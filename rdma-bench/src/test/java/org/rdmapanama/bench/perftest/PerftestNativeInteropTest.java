@@ -147,7 +147,7 @@ class PerftestNativeInteropTest {
         assertEquals(0, client.exitValue(), nativeOut + "\njava server:\n" + r.out() + r.err());
         assertTrue(hasRow(nativeOut, c), nativeOut);
         assertEquals(serverPrintsRow(t), hasRow(r.out(), c), r.out());
-        assertTrue(r.out().strip().endsWith(PerftestStats.RESULT_LINE.strip()), r.out());
+        assertTrue(r.out().strip().endsWith(PerftestRows.RESULT_LINE.strip()), r.out());
         assertWarmedUp(t, true, r);
     }
 
