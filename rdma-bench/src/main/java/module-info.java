@@ -8,6 +8,7 @@ module org.rdmapanama.bench {
     opens org.rdmapanama.bench.rcpingpong to info.picocli;
     opens org.rdmapanama.bench.scale to info.picocli;
     opens org.rdmapanama.bench.failover to info.picocli;
+    opens org.rdmapanama.bench.report to info.picocli;
     requires org.jfree.jfreechart;
     requires java.desktop;
 }

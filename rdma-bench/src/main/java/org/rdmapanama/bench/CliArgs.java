@@ -1,6 +1,7 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.device.Port;
+import org.rdmapanama.error.NoRdmaDeviceException;
+import org.rdmapanama.error.NoSuchDeviceException;
 import picocli.CommandLine;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.MissingParameterException;
@@ -14,52 +15,69 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
- * The subcommands' command lines, parsed by picocli into an object with
- * {@code @Option} fields; errors become one-line {@link IllegalArgumentException}s
- * that name the flag as the user spelled it. Usage texts stay hand-written, in
- * the native tools' layout. The perftest tests and rping, servers that a user
- * starts first, read theirs with {@link Getopt} instead (start-up; see there);
- * the others, rc_pingpong included, keep picocli.
+ * What every subcommand does around its work ({@link #run}: parse, usage, run, exit status) and the
+ * picocli parsing of their command lines into an object with {@code @Option} fields; errors become
+ * one-line {@link IllegalArgumentException}s that name the flag as the user spelled it. Usage texts
+ * stay hand-written, in the native tools' layout. The perftest tests and rping, whose flags are the
+ * native tools' getopt ones, read theirs with {@link Getopt} instead, behind the same {@link #run}.
+ * <p>
+ * Exit status, the one mapping ({@link #exitStatus}): {@link #OK}; {@link #USAGE} for a bad command line,
+ * one that cannot work as given ({@link UsageException}) or no device to use; {@link #FAILED} when
+ * anything else fails, an RDMA operation or the peer.
  */
 public final class CliArgs {
     private CliArgs() {}
 
+    public static final int OK = 0;
+    public static final int FAILED = 1;
+    public static final int USAGE = 2;
+
     /** Where a converter's message names the flag; {@link #parse} puts the spelling the user typed there. */
     public static final String FLAG = "{flag}";
 
-    /** A subcommand's work on its parsed options: an exit status; its own failures are its to report. */
+    /** A subcommand's work on its parsed options: an exit status; what it throws, {@link #run} reports. */
     @FunctionalInterface
     public interface Body<O> {
-        int run(O options) throws InterruptedException;
+        int run(O options) throws Exception;
     }
 
     /**
      * What every subcommand does around its work: {@code parse} (null for {@code -h}, an
      * IllegalArgumentException for a bad command line), the usage on {@code -h} (OK) or after
-     * "rdma-bench NAME: why" on a bad command line (USAGE), then {@code body}; an interrupt ends
-     * it with "rdma-bench NAME: interrupted" (FAILED).
+     * "rdma-bench NAME: why" on a bad command line (USAGE), then {@code body}, whose failure is
+     * reported as "rdma-bench NAME: why" with its {@link #exitStatus}; an interrupt ends it with
+     * "rdma-bench NAME: interrupted" (FAILED).
      */
     public static <O> int run(String name, String[] args, PrintStream out, PrintStream err, Function<String[], O> parse,
-                       Consumer<PrintStream> usage, Body<O> body) {
+                              Consumer<PrintStream> usage, Body<O> body) {
         O options;
         try {
             options = parse.apply(args);
         } catch (IllegalArgumentException e) {
             err.println("rdma-bench " + name + ": " + e.getMessage());
             usage.accept(err);
-            return Main.USAGE;
+            return USAGE;
         }
         if (options == null) {
             usage.accept(out);
-            return Main.OK;
+            return OK;
         }
         try {
             return body.run(options);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             err.println("rdma-bench " + name + ": interrupted");
-            return Main.FAILED;
+            return FAILED;
+        } catch (Exception e) {
+            err.println("rdma-bench " + name + ": " + (e.getMessage() != null ? e.getMessage() : e));
+            return exitStatus(e);
         }
+    }
+
+    /** The exit status of a subcommand that failed with {@code e}: see the class comment. */
+    public static int exitStatus(Exception e) {
+        return e instanceof UsageException || e instanceof NoRdmaDeviceException || e instanceof NoSuchDeviceException
+                ? USAGE : FAILED;
     }
 
     /**
@@ -69,6 +87,7 @@ public final class CliArgs {
      */
     public static boolean parse(Object options, String[] args) {
         CommandLine cl = new CommandLine(options)
+                .setCaseInsensitiveEnumValuesAllowed(true)
                 .setOverwrittenOptionsAllowed(true) // the last of a repeated flag wins, as with getopt
                 .setExpandAtFiles(false);           // "@x" is an argument, not a file to read arguments from
         try {

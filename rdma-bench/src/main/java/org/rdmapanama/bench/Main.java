@@ -27,9 +27,10 @@ import java.util.stream.Stream;
 public final class Main {
     private Main() {}
 
-    public static final int OK = 0;
-    public static final int FAILED = 1;
-    public static final int USAGE = 2;
+    // CliArgs holds the one exit-status mapping; these name its statuses for the subcommands that use them here.
+    public static final int OK = CliArgs.OK;
+    public static final int FAILED = CliArgs.FAILED;
+    public static final int USAGE = CliArgs.USAGE;
 
     public static void main(String[] args) {
         System.exit(run(args, System.out, System.err));

@@ -1,7 +1,7 @@
 package org.rdmapanama.bench.failover;
 
 import org.rdmapanama.bench.CliArgs;
-import org.rdmapanama.bench.Main;
+
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.device.RdmaConfig;
 import org.rdmapanama.device.Transport;
@@ -90,16 +90,8 @@ public final class FailoverCommand {
                    int messages, Duration interval, Duration stall, FailoverPolicy policy) {}
 
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        return CliArgs.run("failover", args, out, err, FailoverCommand::parse, FailoverCommand::usage, o -> {
-            try {
-                return o.server() ? FailoverStream.serve(o, out) : FailoverStream.stream(o, out);
-            } catch (InterruptedException e) {
-                throw e;
-            } catch (Exception e) {
-                err.println("rdma-bench failover: " + e.getMessage());
-                return Main.FAILED;
-            }
-        });
+        return CliArgs.run("failover", args, out, err, FailoverCommand::parse, FailoverCommand::usage,
+                o -> o.server() ? FailoverStream.serve(o, out) : FailoverStream.stream(o, out));
     }
 
     /** Null for -h. */

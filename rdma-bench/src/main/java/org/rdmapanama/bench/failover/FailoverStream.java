@@ -1,6 +1,6 @@
 package org.rdmapanama.bench.failover;
 
-import org.rdmapanama.bench.Main;
+import org.rdmapanama.bench.CliArgs;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.error.RdmaException;
@@ -116,7 +116,7 @@ final class FailoverStream {
                 RdmaConnection next = failover.failed(c, failure, announce);
                 if (next == null) {
                     summary(out, o, n, sent, legs, failures, reconnects);
-                    return Main.FAILED;
+                    return CliArgs.FAILED;
                 }
                 c = next;
                 reconnects++;
@@ -132,7 +132,7 @@ final class FailoverStream {
             closeQuietly(c);
         }
         summary(out, o, n, sent, legs, failures, reconnects);
-        return n == o.messages() ? Main.OK : Main.FAILED;
+        return n == o.messages() ? CliArgs.OK : CliArgs.FAILED;
     }
 
     private static void summary(PrintStream out, FailoverCommand.Options o, long n, long sent, List<Leg> legs,
@@ -256,6 +256,6 @@ final class FailoverStream {
         out.println(now() + " failover server: " + expected + " of " + total + " messages received in order; gaps "
                 + gaps + ", duplicates " + duplicates + ", bad check words " + bad + "; legs: " + legs
                 + (ok ? "; verified" : "; NOT verified"));
-        return ok ? Main.OK : Main.FAILED;
+        return ok ? CliArgs.OK : CliArgs.FAILED;
     }
 }

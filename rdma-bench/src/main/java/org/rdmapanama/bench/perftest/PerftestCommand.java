@@ -1,10 +1,8 @@
 package org.rdmapanama.bench.perftest;
 
 import org.rdmapanama.bench.JitActivity;
-import org.rdmapanama.bench.Main;
+import org.rdmapanama.bench.CliArgs;
 import org.rdmapanama.bench.perftest.PerftestOptions.Test;
-import org.rdmapanama.error.NoSuchDeviceException;
-import org.rdmapanama.error.TransportCapabilityException;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -31,36 +29,16 @@ public final class PerftestCommand {
 
     public static int run(String command, String[] args, PrintStream out, PrintStream err) {
         Test test = Test.of(command);
-        String prefix = "rdma-bench " + command + ": ";
-        PerftestOptions o;
-        try {
-            o = PerftestOptions.parse(test, args);
-        } catch (IllegalArgumentException e) {
-            err.println(prefix + e.getMessage());
-            PerftestOptions.usage(test, err);
-            return Main.USAGE;
-        }
-        if (o == null) {
-            PerftestOptions.usage(test, out);
-            return Main.OK;
-        }
-        try (PerftestLink link = new PerftestLink(o, out, err)) {
-            link.connect();
-            PerftestPath path = link.path();
-            PerftestHeader.print(out, path);
-            new Run(path, out, err).runAll();
-            return Main.OK;
-        } catch (NoSuchDeviceException e) {
-            err.println(prefix + e.getMessage());
-            return Main.USAGE;
-        } catch (IOException | IllegalArgumentException | IllegalStateException | TransportCapabilityException e) {
-            err.println(prefix + e.getMessage());
-            return Main.FAILED;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            err.println(prefix + "interrupted");
-            return Main.FAILED;
-        }
+        return CliArgs.run(command, args, out, err, a -> PerftestOptions.parse(test, a),
+                s -> PerftestOptions.usage(test, s), o -> {
+                    try (PerftestLink link = new PerftestLink(o, out, err)) {
+                        link.connect();
+                        PerftestPath path = link.path();
+                        PerftestHeader.print(out, path);
+                        new Run(path, out, err).runAll();
+                        return CliArgs.OK;
+                    }
+                });
     }
 
     /** The rounds of one connected run: warm-up, the reported sizes, the final barrier. */

@@ -1,5 +1,6 @@
 package org.rdmapanama.bench.perftest;
 
+import org.rdmapanama.bench.UsageException;
 import org.rdmapanama.bench.perftest.PerftestOptions.Verb;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.device.Port;
@@ -162,7 +163,7 @@ final class PerftestLink implements AutoCloseable {
         ctx = ownedContext;
         selection = ctx.selection();
         if (ctx.transport().connectsOnlyThroughRdmaCm()) {
-            throw new IllegalArgumentException(ctx.device().name() + " is " + ctx.transport().displayName()
+            throw new UsageException(ctx.device().name() + " is " + ctx.transport().displayName()
                     + ", which connects only through rdma_cm: add -R");
         }
         checkDevice(ctx);

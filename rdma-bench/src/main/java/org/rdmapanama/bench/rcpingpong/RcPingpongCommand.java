@@ -1,13 +1,13 @@
 package org.rdmapanama.bench.rcpingpong;
 
 import org.rdmapanama.bench.CliArgs;
-import org.rdmapanama.bench.Main;
+import org.rdmapanama.bench.UsageException;
+
 import org.rdmapanama.device.Gid;
 import org.rdmapanama.device.GidType;
 import org.rdmapanama.device.LinkLayer;
 import org.rdmapanama.device.Port;
 import org.rdmapanama.device.RdmaConfig;
-import org.rdmapanama.device.Transport;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.verbs.CompletionBatch;
 import org.rdmapanama.verbs.CompletionChannel;
@@ -121,17 +121,8 @@ public final class RcPingpongCommand {
     }
 
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        return CliArgs.run("rc_pingpong", args, out, err, RcPingpongCommand::parse, RcPingpongCommand::usage, o -> {
-            try {
-                return pingpong(o, out, err);
-            } catch (IOException e) {
-                err.println("rdma-bench rc_pingpong: " + e.getMessage());
-                return Main.FAILED;
-            } catch (IllegalArgumentException | IllegalStateException e) {
-                err.println("rdma-bench rc_pingpong: " + e.getMessage());
-                return Main.USAGE;
-            }
-        });
+        return CliArgs.run("rc_pingpong", args, out, err, RcPingpongCommand::parse, RcPingpongCommand::usage,
+                o -> pingpong(o, out, err));
     }
 
     /** The options, or null for {@code -h}; throws IllegalArgumentException with a one-line reason. */
@@ -170,7 +161,7 @@ public final class RcPingpongCommand {
         }
         try (DeviceContext ctx = DeviceContext.open(config)) {
             if (ctx.transport().connectsOnlyThroughRdmaCm()) {
-                throw new IllegalArgumentException(ctx.device().name() + " is " + ctx.transport().displayName() + ", which connects only through "
+                throw new UsageException(ctx.device().name() + " is " + ctx.transport().displayName() + ", which connects only through "
                         + "rdma_cm; rc_pingpong's out-of-band setup needs InfiniBand or RoCE (try rping)");
             }
             Port port = ctx.selection().port();
@@ -282,7 +273,7 @@ public final class RcPingpongCommand {
                 }
             }
         }
-        return Main.OK;
+        return CliArgs.OK;
     }
 
     private static int postReceives(QueuePair qp, ReceiveRequest recv, int n) throws RdmaException {

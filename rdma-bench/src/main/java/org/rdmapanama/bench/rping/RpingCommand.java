@@ -2,7 +2,7 @@ package org.rdmapanama.bench.rping;
 
 import org.rdmapanama.bench.CliArgs;
 import org.rdmapanama.bench.Getopt;
-import org.rdmapanama.bench.Main;
+
 import org.rdmapanama.cm.CmEventType;
 import org.rdmapanama.cm.CmException;
 import org.rdmapanama.cm.ConnectionOptions;
@@ -77,7 +77,7 @@ public final class RpingCommand {
                 if (o.debug()) {
                     e.printStackTrace(err);
                 }
-                return Main.FAILED;
+                return CliArgs.exitStatus(e);
             }
         });
     }
@@ -103,7 +103,7 @@ public final class RpingCommand {
             peer.debug("%d pings of %d bytes in %d ms", o.count(), o.size(), millisSince(t2));
             conn.disconnect();
         }
-        return Main.OK;
+        return CliArgs.OK;
     }
 
     private static long millisSince(long t) {
@@ -132,7 +132,7 @@ public final class RpingCommand {
                     err.println("rdma-bench rping: " + e.getMessage()); // one client failed; serve the next
                 }
                 if (!o.persistent()) {
-                    return Main.OK;
+                    return CliArgs.OK;
                 }
             }
         }

@@ -1,7 +1,7 @@
 package org.rdmapanama.bench.scale;
 
 import org.rdmapanama.bench.CliArgs;
-import org.rdmapanama.bench.Main;
+
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
@@ -90,39 +90,40 @@ public final class ScaleCommand {
     }
 
     public static int run(String[] args, PrintStream out, PrintStream err) {
+        return CliArgs.run("scale", args, out, err, ScaleCommand::parse, ScaleCommand::usage, f -> {
+            int count = f.count != null ? f.count : f.mode.equals("cycles") ? 1000 : 256;
+            try {
+                InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(f.addr), f.port);
+                return switch (f.mode) {
+                    case "server" -> ScaleSessions.server(at, count, f.batches, out);
+                    case "client" -> ScaleSessions.client(at, count, f.window != null ? f.window : count, f.batches, out);
+                    default -> cycles(at, count, out);
+                };
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                err.println("rdma-bench scale " + f.mode + ": " + e.getMessage());
+                return CliArgs.exitStatus(e);
+            }
+        });
+    }
+
+    /** The flags, or null for {@code -h}; throws IllegalArgumentException with a one-line reason. */
+    static Flags parse(String[] args) {
         if (args.length == 0) {
-            usage(err);
-            return Main.USAGE;
+            throw new IllegalArgumentException("a mode is required: server, client or cycles");
         }
         Flags f = new Flags();
-        try {
-            if (!CliArgs.parse(f, args)) {
-                usage(out);
-                return Main.OK;
-            }
-            if (f.addr == null) {
-                throw new IllegalArgumentException("-a ADDR is required (rdma_cm picks the device by address)");
-            }
-            if (!List.of("server", "client", "cycles").contains(f.mode)) {
-                throw new IllegalArgumentException("unknown mode '" + f.mode + "'; expected server, client or cycles");
-            }
-        } catch (IllegalArgumentException e) {
-            err.println("rdma-bench scale: " + e.getMessage());
-            usage(err);
-            return Main.USAGE;
+        if (!CliArgs.parse(f, args)) {
+            return null;
         }
-        int count = f.count != null ? f.count : f.mode.equals("cycles") ? 1000 : 256;
-        try {
-            InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(f.addr), f.port);
-            return switch (f.mode) {
-                case "server" -> ScaleSessions.server(at, count, f.batches, out);
-                case "client" -> ScaleSessions.client(at, count, f.window != null ? f.window : count, f.batches, out);
-                default -> cycles(at, count, out);
-            };
-        } catch (Exception e) {
-            err.println("rdma-bench scale " + f.mode + ": " + e.getMessage());
-            return Main.FAILED;
+        if (f.addr == null) {
+            throw new IllegalArgumentException("-a ADDR is required (rdma_cm picks the device by address)");
         }
+        if (!List.of("server", "client", "cycles").contains(f.mode)) {
+            throw new IllegalArgumentException("unknown mode '" + f.mode + "'; expected server, client or cycles");
+        }
+        return f;
     }
 
     private static void usage(PrintStream s) {
@@ -163,7 +164,7 @@ public final class ScaleCommand {
         out.printf("scale cycles: %d cycles in %.1f s (%.1f ms/cycle)%n", n, (System.nanoTime() - start) / 1e9,
                 (System.nanoTime() - start) / 1e6 / n);
         report(out, "end", n);
-        return Main.OK;
+        return CliArgs.OK;
     }
 
     private static void cycle(RdmaListener listener, InetSocketAddress at, int i, CompletionBatch batch) throws Exception {

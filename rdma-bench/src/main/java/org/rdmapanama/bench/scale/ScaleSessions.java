@@ -1,7 +1,7 @@
 package org.rdmapanama.bench.scale;
 
 import org.rdmapanama.bench.JitActivity;
-import org.rdmapanama.bench.Main;
+import org.rdmapanama.bench.CliArgs;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
 import org.rdmapanama.error.RdmaException;
@@ -53,7 +53,7 @@ final class ScaleSessions {
                 out.println("scale server: batch " + b + " of " + batches + ": " + count
                         + " connections, data verified on each, all disconnected; " + cpu.since());
             }
-            return Main.OK;
+            return CliArgs.OK;
         }
     }
 
@@ -165,7 +165,7 @@ final class ScaleSessions {
                             + "%.1f connections/s%n", sinceExec, count / sinceExec);
                 }
             }
-            return Main.OK;
+            return CliArgs.OK;
         }
     }
 
