@@ -85,7 +85,7 @@ final class PerftestBandwidth {
         int cqMod = o.cqMod();
         boolean credits = o.test.verb == Verb.SEND && needsCredits;
         int rxDepth = o.rxDepth();
-        long[] tcompleted = done.tcompleted;
+        long[] tcompleted = done.completionTimes();
         Opcode op = switch (o.test.verb) {
             case SEND -> Opcode.SEND;
             case READ -> Opcode.RDMA_READ;
@@ -99,7 +99,7 @@ final class PerftestBandwidth {
             }
             data.inline(0, op != Opcode.RDMA_READ && size <= o.inline());
         }
-        done.recordCompletions = !duration;
+        done.recordCompletions(!duration);
         if (duration) {
             clock.start(o.duration);
         }
@@ -109,7 +109,7 @@ final class PerftestBandwidth {
         }
         long lastProgress = System.nanoTime();
         long lastDone = 0;
-        while (duration || done.dataDone < total) {
+        while (duration || done.dataDone() < total) {
             // perftest's: each QP in turn gets as many WRs as its window takes, then one poll for all.
             for (int q = 0; q < qn; q++) {
                 PerftestLane lane = lanes[q];
@@ -117,36 +117,36 @@ final class PerftestBandwidth {
                 ConfinedPoster qp = lane.poster();
                 long s = lane.posted();
                 while ((duration || s < n) && s - lane.completed() < tx
-                        && (!credits || control.creditAllows(s, done.totalSent, rxDepth))) {
+                        && (!credits || control.creditAllows(s, done.totalSent(), rxDepth))) {
                     // perftest's moderation: every cqMod-th WR of a QP and its last one ask for a completion.
                     data.signaled(0, s % cqMod == cqMod - 1 || (!duration && s == n - 1));
                     data.wrId(0, PerftestCompletions.dataId(q, s));
                     long now = System.nanoTime();
                     if (!duration) {
                         tposted[(int) totscnt] = now;
-                    } else if (clock.ended(now, done.dataDone)) {
+                    } else if (clock.ended(now, done.dataDone())) {
                         break;
                     }
                     qp.postSend(data);
                     s++;
                     totscnt++;
-                    done.totalSent++;
+                    done.countSent();
                 }
                 lane.posted(s);
             }
             long now = System.nanoTime();
-            if (duration && clock.ended(now, done.dataDone)) {
+            if (duration && clock.ended(now, done.dataDone())) {
                 break;
             }
             done.poll();
-            if (done.dataDone != lastDone) {
-                lastDone = done.dataDone;
+            if (done.dataDone() != lastDone) {
+                lastDone = done.dataDone();
                 lastProgress = now;
             } else if (now - lastProgress > STALL_NANOS) {
-                throw PerftestCompletions.stalled("completion of WR " + done.dataDone);
+                throw PerftestCompletions.stalled("completion of WR " + done.dataDone());
             }
         }
-        done.recordCompletions = false;
+        done.recordCompletions(false);
         if (duration) {
             // One size only: the WRs still in flight finish before the barrier's ordered control write.
             return PerftestStats.bandwidth(size, clock.sampleCount, null, null, cqMod, clock.sampleStart, clock.sampleEnd,
@@ -162,40 +162,40 @@ final class PerftestBandwidth {
         int n = o.iters;
         boolean duration = o.duration != null;
         int creditEvery = Math.max(1, o.rxDepth() / 4);
-        long base = done.runRecvBase;
+        long base = done.runRecvBase();
         long start = 0, end = 0;
         long since = System.nanoTime();
         boolean started = false;
-        while (duration || done.recvs - base < n) {
+        while (duration || done.recvs() - base < n) {
             int got = done.poll();
             long now = System.nanoTime();
-            if (!started && done.recvs > base) {
+            if (!started && done.recvs() > base) {
                 started = true;
-                start = done.firstRecvAt;
+                start = done.firstRecvAt();
                 if (duration) {
                     clock.start(o.duration);
                 }
             }
-            if (duration && started && clock.ended(now, done.recvs - base)) {
+            if (duration && started && clock.ended(now, done.recvs() - base)) {
                 break;
             }
             done.refillRecvs(o.rxDepth());
-            if (needsCredits && !done.creditInFlight
-                    && (done.recvs - lastCredit >= creditEvery || (got == 0 && done.recvs > lastCredit))) {
-                lastCredit = done.recvs;
-                control.writeCredit(done.recvs, base);
+            if (needsCredits && !done.creditInFlight()
+                    && (done.recvs() - lastCredit >= creditEvery || (got == 0 && done.recvs() > lastCredit))) {
+                lastCredit = done.recvs();
+                control.writeCredit(done.recvs(), base);
             }
             if (got > 0) {
                 since = now;
             } else if (!duration && now - since > STALL_NANOS) {
-                throw PerftestCompletions.stalled("Send " + (done.recvs - base + 1) + " of " + n);
+                throw PerftestCompletions.stalled("Send " + (done.recvs() - base + 1) + " of " + n);
             } else if (duration && !started && now - since > control.phaseTimeout(size)) {
                 throw PerftestCompletions.stalled("the first Send");
             }
         }
         end = System.nanoTime();
         if (!started) {
-            start = done.firstRecvAt; // every Send of the run arrived while we were still in the barrier
+            start = done.firstRecvAt(); // every Send of the run arrived while we were still in the barrier
         }
         if (duration) {
             return PerftestStats.bandwidth(size, clock.sampleCount, null, null, 1, clock.sampleStart, clock.sampleEnd,

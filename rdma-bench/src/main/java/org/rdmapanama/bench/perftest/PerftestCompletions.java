@@ -26,30 +26,30 @@ final class PerftestCompletions {
     private final ConfinedPoster qp;
     private final ReceiveRequest recv;
     /** When each data WR completed, while {@link #recordCompletions}. */
-    final long[] tcompleted;
+    private final long[] tcompleted;
 
-    long recvs;
+    private long recvs;
     /** recvs when this size's run began: taken before its barrier, as the peer may send while we wait in it. */
-    long runRecvBase;
+    private long runRecvBase;
     /** When the run's first receive was polled, which may be inside the barrier. */
-    long firstRecvAt;
+    private long firstRecvAt;
     /** Data WRs done, over all QPs (each lane counts its own). Reset with {@link #startData}. */
-    long dataDone;
-    boolean ctrlDone;
-    boolean creditInFlight;
-    boolean recordCompletions;
-    long postedRecvs;
+    private long dataDone;
+    private boolean ctrlDone;
+    private boolean creditInFlight;
+    private boolean recordCompletions;
+    private long postedRecvs;
     private final long totalRecvs;
-    long totalSent;
+    private long totalSent;
     /** Looked at on every 64th empty poll: every wait for the peer polls, and none waits forever. */
-    final PerftestPeerWatch peer;
+    private final PerftestPeerWatch peer;
     private int idlePolls;
     /**
      * Whether the last poll was an empty one that read the clock (every {@link #CLOCK_EVERY}th), and what it
      * read: the waits check their deadlines then, on that reading, instead of reading the clock again.
      */
-    boolean ticked;
-    long clock;
+    private boolean ticked;
+    private long clock;
 
     PerftestCompletions(PerftestPath link, int records) {
         this.cqs = link.cqs();
@@ -60,6 +60,72 @@ final class PerftestCompletions {
         this.totalRecvs = link.totalRecvs();
         this.tcompleted = new long[records];
         this.peer = link.peerWatch();
+    }
+
+    /** Receives polled in all, and when this size's count began. */
+    long recvs() {
+        return recvs;
+    }
+
+    long runRecvBase() {
+        return runRecvBase;
+    }
+
+    long firstRecvAt() {
+        return firstRecvAt;
+    }
+
+    long dataDone() {
+        return dataDone;
+    }
+
+    /** When each data WR completed, while {@link #recordCompletions} is on. */
+    long[] completionTimes() {
+        return tcompleted;
+    }
+
+    void recordCompletions(boolean on) {
+        recordCompletions = on;
+    }
+
+    /** Sends posted in all (a sender's credit window); {@link #countSent} adds one. */
+    long totalSent() {
+        return totalSent;
+    }
+
+    void countSent() {
+        totalSent++;
+    }
+
+    /** A control write is posted: {@link #ctrlDone} until its completion is polled. */
+    void expectCtrl() {
+        ctrlDone = false;
+    }
+
+    boolean ctrlDone() {
+        return ctrlDone;
+    }
+
+    /** A credit write is posted: {@link #creditInFlight} until its completion is polled. */
+    void creditPosted() {
+        creditInFlight = true;
+    }
+
+    boolean creditInFlight() {
+        return creditInFlight;
+    }
+
+    PerftestPeerWatch peer() {
+        return peer;
+    }
+
+    /** Whether the last poll was empty and read the clock, and what it read. */
+    boolean ticked() {
+        return ticked;
+    }
+
+    long clock() {
+        return clock;
     }
 
     /** A data WR's wr_id: its QP (-q) and its index among that QP's WRs of the run. */

@@ -95,10 +95,10 @@ final class PerftestControl {
     /** The peer advertised its [S, 2S) slot; its control area follows it. */
     private void writeCtrl(long localOffset, int length, long remoteOffset, long timeoutNanos) throws RdmaException {
         ctrl.sge(mr, localOffset, length).remote(0, peerAddress + slot + remoteOffset, peerRkey);
-        done.ctrlDone = false;
+        done.expectCtrl();
         qp.postSend(ctrl);
         long since = System.nanoTime();
-        while (!done.ctrlDone) {
+        while (!done.ctrlDone()) {
             if (done.poll() == 0 && System.nanoTime() - since > timeoutNanos) { // poll() watches the peer
                 throw new RdmaException("a control RDMA Write to the peer did not complete within "
                         + timeoutNanos / 1_000_000_000 + " s");
@@ -121,7 +121,7 @@ final class PerftestControl {
         while ((long) LONG.getAcquire(mem, at) < gen) {
             done.poll(); // keeps counting completions (e.g. credit writes) while waiting
             long now = System.nanoTime();
-            done.peer.check(now); // a peer that died ends the wait now, not at the timeout
+            done.peer().check(now); // a peer that died ends the wait now, not at the timeout
             long waited = now - since;
             if (waited > BARRIER_SPIN_NANOS) {
                 // The passive side of a bandwidth or read test waits here for the whole run. Spinning
@@ -155,7 +155,7 @@ final class PerftestControl {
         long vote;
         while ((vote = (long) LONG.getAcquire(mem, at)) >>> 2 != gen) {
             long now = System.nanoTime();
-            done.peer.check(now);
+            done.peer().check(now);
             if (now - since > STALL_NANOS) {
                 throw new RdmaException("the peer's warm-up vote is for step " + (vote >>> 2) + ", expected "
                         + gen + ": is it running the same version of rdma-bench?");
@@ -217,7 +217,7 @@ final class PerftestControl {
         // credit (-Xlog:deoptimization). perftest's 32-bit count is the long's low half, the 4 bytes its SGE sends.
         mem.set(JAVA_LONG, base + OUT_CREDIT, received - (receivedBefore & creditSizeMask));
         credit.remote(0, peerAddress + creditRemoteOffset, peerRkey);
-        done.creditInFlight = true;
+        done.creditPosted();
         qp.postSend(credit);
     }
 }

@@ -63,7 +63,7 @@ final class PerftestLatency {
         long scnt = 0, rcnt = 0;
         boolean first = server; // perftest: the server writes first in write_lat
         outer:
-        while (duration || scnt < n || rcnt < n || done.dataDone < n) {
+        while (duration || scnt < n || rcnt < n || done.dataDone() < n) {
             if ((duration || rcnt < n) && !first) {
                 rcnt++;
                 byte want = (byte) rcnt;
@@ -74,8 +74,8 @@ final class PerftestLatency {
                         continue; // the clock is slower to read than the byte (PerftestCompletions#awaitData)
                     }
                     long now = System.nanoTime();
-                    done.peer.check(now);
-                    if (duration ? clock.ended(now, done.dataDone) : now - since > STALL_NANOS) {
+                    done.peer().check(now);
+                    if (duration ? clock.ended(now, done.dataDone()) : now - since > STALL_NANOS) {
                         if (duration) {
                             break outer;
                         }
@@ -87,7 +87,7 @@ final class PerftestLatency {
             if (duration || scnt < n) {
                 long now = System.nanoTime();
                 if (duration) {
-                    if (clock.ended(now, done.dataDone)) {
+                    if (clock.ended(now, done.dataDone())) {
                         break;
                     }
                 } else {
@@ -110,17 +110,17 @@ final class PerftestLatency {
         if (duration) {
             clock.start(o.duration);
         }
-        long base = done.runRecvBase;
+        long base = done.runRecvBase();
         long scnt = 0, rcnt = 0;
         boolean first = !server; // perftest: the client sends first in send_lat
         outer:
         while (duration || scnt < n || rcnt < n) {
             if ((duration || rcnt < n) && !first) {
                 long since = System.nanoTime();
-                while (done.recvs - base <= rcnt) {
-                    if (done.poll() == 0 && done.ticked) {
-                        long now = done.clock;
-                        if (duration ? clock.ended(now, done.dataDone) : now - since > STALL_NANOS) {
+                while (done.recvs() - base <= rcnt) {
+                    if (done.poll() == 0 && done.ticked()) {
+                        long now = done.clock();
+                        if (duration ? clock.ended(now, done.dataDone()) : now - since > STALL_NANOS) {
                             if (duration) {
                                 break outer;
                             }
@@ -171,7 +171,7 @@ final class PerftestLatency {
     private boolean postAndAwait(long scnt, boolean duration) throws RdmaException {
         long now = System.nanoTime();
         if (duration) {
-            if (clock.ended(now, done.dataDone)) {
+            if (clock.ended(now, done.dataDone())) {
                 return false;
             }
         } else {

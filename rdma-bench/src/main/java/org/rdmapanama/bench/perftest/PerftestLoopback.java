@@ -240,7 +240,7 @@ final class PerftestLoopback {
                 // A byte left from the last round must not look like this one's first write (write_lat).
                 path.mem().asSlice(path.slot(), path.slot()).fill((byte) 0);
                 if (awaitSink) {
-                    partner.awaitSink(round.completions().totalSent, SETUP_TIMEOUT);
+                    partner.awaitSink(round.completions().totalSent(), SETUP_TIMEOUT);
                 }
             };
             PrintStream none = new PrintStream(OutputStream.nullOutputStream());
