@@ -207,7 +207,7 @@ final class PerftestLink implements AutoCloseable {
         }
     }
 
-    /** One lane per QP, each with its data request; {@code mrs} the region as each QP's PD knows it (null: {@link #mr}). */
+    /** One lane per QP, each with its data request; {@code mrs} the region as each QP's PD knows it (null: the buffer's). */
     private void makeLanes(QueuePair[] qps, List<MemoryRegion> mrs) throws RdmaException {
         lanes = new PerftestLane[qps.length];
         for (int i = 0; i < qps.length; i++) {
