@@ -5,6 +5,10 @@ module org.rdmapanama.bench {
     requires info.picocli;
     // picocli fills the @Option fields of the command-line classes by reflection.
     opens org.rdmapanama.bench to info.picocli;
+    opens org.rdmapanama.bench.rcpingpong to info.picocli;
+    opens org.rdmapanama.bench.scale to info.picocli;
+    opens org.rdmapanama.bench.failover to info.picocli;
+    opens org.rdmapanama.bench.report to info.picocli;
     requires org.jfree.jfreechart;
     requires java.desktop;
 }

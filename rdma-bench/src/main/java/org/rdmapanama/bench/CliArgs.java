@@ -1,6 +1,7 @@
 package org.rdmapanama.bench;
 
-import org.rdmapanama.device.Port;
+import org.rdmapanama.error.NoRdmaDeviceException;
+import org.rdmapanama.error.NoSuchDeviceException;
 import picocli.CommandLine;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.MissingParameterException;
@@ -14,52 +15,69 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
- * The subcommands' command lines, parsed by picocli into an object with
- * {@code @Option} fields; errors become one-line {@link IllegalArgumentException}s
- * that name the flag as the user spelled it. Usage texts stay hand-written, in
- * the native tools' layout. The perftest tests and rping, servers that a user
- * starts first, read theirs with {@link Getopt} instead (start-up; see there);
- * the others, rc_pingpong included, keep picocli.
+ * What every subcommand does around its work ({@link #run}: parse, usage, run, exit status) and the
+ * picocli parsing of their command lines into an object with {@code @Option} fields; errors become
+ * one-line {@link IllegalArgumentException}s that name the flag as the user spelled it. Usage texts
+ * stay hand-written, in the native tools' layout. The perftest tests and rping, whose flags are the
+ * native tools' getopt ones, read theirs with {@link Getopt} instead, behind the same {@link #run}.
+ * <p>
+ * Exit status, the one mapping ({@link #exitStatus}): {@link #OK}; {@link #USAGE} for a bad command line,
+ * one that cannot work as given ({@link UsageException}) or no device to use; {@link #FAILED} when
+ * anything else fails, an RDMA operation or the peer.
  */
-final class CliArgs {
+public final class CliArgs {
     private CliArgs() {}
 
-    /** Where a converter's message names the flag; {@link #parse} puts the spelling the user typed there. */
-    static final String FLAG = "{flag}";
+    public static final int OK = 0;
+    public static final int FAILED = 1;
+    public static final int USAGE = 2;
 
-    /** A subcommand's work on its parsed options: an exit status; its own failures are its to report. */
+    /** Where a converter's message names the flag; {@link #parse} puts the spelling the user typed there. */
+    public static final String FLAG = "{flag}";
+
+    /** A subcommand's work on its parsed options: an exit status; what it throws, {@link #run} reports. */
     @FunctionalInterface
-    interface Body<O> {
-        int run(O options) throws InterruptedException;
+    public interface Body<O> {
+        int run(O options) throws Exception;
     }
 
     /**
      * What every subcommand does around its work: {@code parse} (null for {@code -h}, an
      * IllegalArgumentException for a bad command line), the usage on {@code -h} (OK) or after
-     * "rdma-bench NAME: why" on a bad command line (USAGE), then {@code body}; an interrupt ends
-     * it with "rdma-bench NAME: interrupted" (FAILED).
+     * "rdma-bench NAME: why" on a bad command line (USAGE), then {@code body}, whose failure is
+     * reported as "rdma-bench NAME: why" with its {@link #exitStatus}; an interrupt ends it with
+     * "rdma-bench NAME: interrupted" (FAILED).
      */
-    static <O> int run(String name, String[] args, PrintStream out, PrintStream err, Function<String[], O> parse,
-                       Consumer<PrintStream> usage, Body<O> body) {
+    public static <O> int run(String name, String[] args, PrintStream out, PrintStream err, Function<String[], O> parse,
+                              Consumer<PrintStream> usage, Body<O> body) {
         O options;
         try {
             options = parse.apply(args);
         } catch (IllegalArgumentException e) {
             err.println("rdma-bench " + name + ": " + e.getMessage());
             usage.accept(err);
-            return Main.USAGE;
+            return USAGE;
         }
         if (options == null) {
             usage.accept(out);
-            return Main.OK;
+            return OK;
         }
         try {
             return body.run(options);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             err.println("rdma-bench " + name + ": interrupted");
-            return Main.FAILED;
+            return FAILED;
+        } catch (Exception e) {
+            err.println("rdma-bench " + name + ": " + (e.getMessage() != null ? e.getMessage() : e));
+            return exitStatus(e);
         }
+    }
+
+    /** The exit status of a subcommand that failed with {@code e}: see the class comment. */
+    public static int exitStatus(Exception e) {
+        return e instanceof UsageException || e instanceof NoRdmaDeviceException || e instanceof NoSuchDeviceException
+                ? USAGE : FAILED;
     }
 
     /**
@@ -67,8 +85,9 @@ final class CliArgs {
      *
      * @throws IllegalArgumentException with a one-line message naming the bad flag or value
      */
-    static boolean parse(Object options, String[] args) {
+    public static boolean parse(Object options, String[] args) {
         CommandLine cl = new CommandLine(options)
+                .setCaseInsensitiveEnumValuesAllowed(true)
                 .setOverwrittenOptionsAllowed(true) // the last of a repeated flag wins, as with getopt
                 .setExpandAtFiles(false);           // "@x" is an argument, not a file to read arguments from
         try {
@@ -114,11 +133,11 @@ final class CliArgs {
     }
 
     /** A number in {@code min..max}, read as {@link Getopt#number} reads it (C's strtol, as the native tools do). */
-    abstract static class Range implements ITypeConverter<Integer> {
+    public abstract static class Range implements ITypeConverter<Integer> {
         private final int min;
         private final int max;
 
-        Range(int min, int max) {
+        protected Range(int min, int max) {
             this.min = min;
             this.max = max;
         }
@@ -134,29 +153,29 @@ final class CliArgs {
     }
 
     // The limits that the Getopt-read command lines share with these converters.
-    static final int PORT_MIN = 1, PORT_MAX = 65535;
-    static final int IB_PORT_MIN = 1, IB_PORT_MAX = 255;
-    static final int GID_INDEX_MIN = 0, GID_INDEX_MAX = 65535;
+    public static final int PORT_MIN = 1, PORT_MAX = 65535;
+    public static final int IB_PORT_MIN = 1, IB_PORT_MAX = 255;
+    public static final int GID_INDEX_MIN = 0, GID_INDEX_MAX = 65535;
 
-    static final class Port extends Range {
+    public static final class Port extends Range {
         Port() {
             super(PORT_MIN, PORT_MAX);
         }
     }
 
-    static final class IbPort extends Range {
+    public static final class IbPort extends Range {
         IbPort() {
             super(IB_PORT_MIN, IB_PORT_MAX);
         }
     }
 
-    static final class GidIndex extends Range {
+    public static final class GidIndex extends Range {
         GidIndex() {
             super(GID_INDEX_MIN, GID_INDEX_MAX);
         }
     }
 
-    static final class NonEmpty implements ITypeConverter<String> {
+    public static final class NonEmpty implements ITypeConverter<String> {
         @Override
         public String convert(String v) {
             try {

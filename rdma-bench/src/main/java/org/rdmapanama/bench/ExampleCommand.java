@@ -27,17 +27,15 @@ final class ExampleCommand {
     private ExampleCommand() {}
 
     static int run(String[] args, PrintStream out, PrintStream err) {
-        if (args.length > 0) {
-            err.println("usage: rdma-bench example   (pick the transport with RDMA_TRANSPORT=iwarp|rocev2|ib)");
-            return Main.USAGE;
-        }
-        try {
+        return CliArgs.run("example", args, out, err, a -> {
+            if (a.length > 0) {
+                throw new IllegalArgumentException("unexpected argument '" + a[0] + "'");
+            }
+            return a;
+        }, s -> s.println("usage: rdma-bench example   (pick the transport with RDMA_TRANSPORT=iwarp|rocev2|ib)"), a -> {
             out.println(example());
-            return Main.OK;
-        } catch (Exception e) {
-            err.println("rdma-bench example: " + e.getMessage());
-            return Main.FAILED;
-        }
+            return CliArgs.OK;
+        });
     }
 
     /** The README example, verbatim between the markers. */

@@ -20,10 +20,10 @@ import java.util.function.Consumer;
  * picocli's 160 classes (class file version 49, which the AOT cache cannot
  * hold) took 0.15 s of a 0.37 s start on the host and 2.5-3 s in the lab.
  */
-final class Getopt {
+public final class Getopt {
     /** What an option does with its value (null for a flag), given the option's name as typed. */
     @FunctionalInterface
-    interface Action {
+    public interface Action {
         void apply(String typed, String value);
     }
 
@@ -32,12 +32,12 @@ final class Getopt {
     private final Map<String, Opt> options = new HashMap<>();
 
     /** A flag without a value, e.g. {@code "-R", "--rdma_cm"}. */
-    Getopt flag(Runnable action, String... names) {
+    public Getopt flag(Runnable action, String... names) {
         return add(new Opt(false, (typed, v) -> action.run()), names);
     }
 
     /** An option with a value, e.g. {@code "-s", "--size"}. */
-    Getopt value(Action action, String... names) {
+    public Getopt value(Action action, String... names) {
         return add(new Opt(true, action), names);
     }
 
@@ -51,7 +51,7 @@ final class Getopt {
     }
 
     /** Applies the options in {@code args} in order; returns the operands. */
-    List<String> parse(String[] args) {
+    public List<String> parse(String[] args) {
         List<String> operands = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -146,7 +146,7 @@ final class Getopt {
      * A number in {@code min..max}, read like C's {@code strtol(v, NULL, 0)} that
      * perftest uses (so {@code 0x10} and octal {@code 010} work).
      */
-    static int number(String typed, String v, int min, int max) {
+    public static int number(String typed, String v, int min, int max) {
         long n;
         try {
             n = Long.decode(v);
@@ -160,7 +160,7 @@ final class Getopt {
     }
 
     /** {@code v}, unless blank. */
-    static String nonEmpty(String typed, String v) {
+    public static String nonEmpty(String typed, String v) {
         if (v.isBlank()) {
             throw new IllegalArgumentException("option " + typed + " needs a non-empty value");
         }
@@ -168,17 +168,17 @@ final class Getopt {
     }
 
     /** An {@link Action} that reads a number in {@code min..max} and hands it on. */
-    static Action number(int min, int max, IntSetter set) {
+    public static Action number(int min, int max, IntSetter set) {
         return (typed, v) -> set.set(number(typed, v, min, max));
     }
 
     /** An {@link Action} that hands on a non-blank value. */
-    static Action nonEmpty(Consumer<String> set) {
+    public static Action nonEmpty(Consumer<String> set) {
         return (typed, v) -> set.accept(nonEmpty(typed, v));
     }
 
     @FunctionalInterface
-    interface IntSetter {
+    public interface IntSetter {
         void set(int value);
     }
 }

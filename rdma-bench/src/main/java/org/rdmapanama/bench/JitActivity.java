@@ -18,11 +18,11 @@ import java.util.function.ToLongFunction;
  * {@code /proc/self/task} (RDMA here is Linux-only): it grows while a compile
  * is under way, not only when one ends, as the JVM's compilation time does.
  */
-final class JitActivity {
+public final class JitActivity {
     private static final Path TASKS = Path.of("/proc/self/task");
 
     /** A warm-up goes on until the JIT has been idle this long. */
-    static final long QUIET_NANOS = java.time.Duration.ofSeconds(1).toNanos();
+    public static final long QUIET_NANOS = java.time.Duration.ofSeconds(1).toNanos();
 
     private JitActivity() {}
 
@@ -30,22 +30,22 @@ final class JitActivity {
      * How often a {@link Watch} reads /proc: a warm-up round can take a few ms, and reading every
      * compiler thread's stat each round would itself give the JIT work (its parsing code gets hot).
      */
-    static final long SAMPLE_NANOS = java.time.Duration.ofMillis(100).toNanos();
+    public static final long SAMPLE_NANOS = java.time.Duration.ofMillis(100).toNanos();
 
     /** Tells, round after round, whether the JIT has worked within the last {@link #QUIET_NANOS}. */
-    static final class Watch {
+    public static final class Watch {
         private long seen = now();
         private long changedAt;
         private long sampledAt;
 
         /** {@code start}: when the warm-up began ({@link System#nanoTime}), which counts as activity. */
-        Watch(long start) {
+        public Watch(long start) {
             changedAt = start;
             sampledAt = start;
         }
 
         /** Reads the JIT's counter at {@code now} (at most every {@link #SAMPLE_NANOS}) and says whether it is still busy. */
-        boolean busy(long now) {
+        public boolean busy(long now) {
             if (now - sampledAt >= SAMPLE_NANOS) {
                 sampledAt = now;
                 long jit = now();
@@ -64,12 +64,12 @@ final class JitActivity {
      * {@code /proc} (or with compiler threads named otherwise, as JVMCI's) it stays 0, and a
      * warm-up then lasts its 1 s minimum.
      */
-    static long now() {
+    public static long now() {
         return Math.max(0, compilerThreadTicks());
     }
 
     /** utime + stime of the threads HotSpot names "C1/C2 CompilerThre…", or -1 if /proc cannot say. */
-    static long compilerThreadTicks() {
+    public static long compilerThreadTicks() {
         return sumOverThreads("stat", JitActivity::compilerTicks);
     }
 
@@ -79,7 +79,7 @@ final class JitActivity {
      * each is a thread handing over or being preempted, which a hand-off
      * between threads costs and a single-threaded C program does not.
      */
-    static long contextSwitches() {
+    public static long contextSwitches() {
         try {
             return sumOverThreads("status", status -> status.lines()
                     .filter(l -> l.startsWith("voluntary_ctxt_switches:") || l.startsWith("nonvoluntary_ctxt_switches:"))
@@ -119,7 +119,7 @@ final class JitActivity {
     }
 
     /** From one {@code /proc/.../stat} line: utime + stime if the thread is a JIT compiler thread, else -1. */
-    static long compilerTicks(String stat) {
+    public static long compilerTicks(String stat) {
         int open = stat.indexOf('(');
         int close = stat.lastIndexOf(')'); // the name may hold spaces and parentheses
         if (open < 0 || close < open) {

@@ -1,5 +1,12 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.bench.failover.FailoverCommand;
+import org.rdmapanama.bench.perftest.PerftestCommand;
+import org.rdmapanama.bench.perftest.PerftestOptions;
+import org.rdmapanama.bench.rcpingpong.RcPingpongCommand;
+import org.rdmapanama.bench.rping.RpingCommand;
+import org.rdmapanama.bench.scale.ScaleCommand;
+
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -20,15 +27,16 @@ import java.util.stream.Stream;
 public final class Main {
     private Main() {}
 
-    static final int OK = 0;
-    static final int FAILED = 1;
-    static final int USAGE = 2;
+    // CliArgs holds the one exit-status mapping; these name its statuses for the subcommands that use them here.
+    public static final int OK = CliArgs.OK;
+    public static final int FAILED = CliArgs.FAILED;
+    public static final int USAGE = CliArgs.USAGE;
 
     public static void main(String[] args) {
         System.exit(run(args, System.out, System.err));
     }
 
-    static int run(String[] args, PrintStream out, PrintStream err) {
+    public static int run(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0 || args[0].equals("-h") || args[0].equals("--help")) {
             usage(args.length == 0 ? err : out);
             return args.length == 0 ? USAGE : OK;
@@ -69,7 +77,8 @@ public final class Main {
         linkClasses("org.rdmapanama.ffi", ".*");
         linkClasses("org.rdmapanama", ".*");
         // Not bench.jmh (JMH's) nor bench.report (Java2D's): neither starts a server.
-        linkClasses("org.rdmapanama.bench", "org\\.rdmapanama\\.bench\\.(oob\\.)?[A-Za-z0-9_$]+");
+        linkClasses("org.rdmapanama.bench",
+                "org\\.rdmapanama\\.bench\\.((perftest|rping|rcpingpong|scale|failover)\\.)?[A-Za-z0-9_$]+");
         return OK;
     }
 

@@ -1,5 +1,6 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.testkit.LabDevices;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.rdmapanama.device.GidType;
@@ -16,18 +17,18 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Tag("device")
 class DevicesCommandDeviceTest {
     @Test
-    void listsBothLabDevicesWithTransportsAndGids() {
+    void listsBothLabDevicesWithTransportsAndGids() throws Exception {
         assumeTrue("1".equals(System.getenv("RDMA_LAB")), "only in the soft-RDMA lab");
-        MainTest.Result r = MainTest.run("devices");
+        BenchRun r = BenchRun.of("devices");
         assertEquals(0, r.status(), r.err());
         String out = r.out();
         for (Transport t : new Transport[] {Transport.ROCE_V2, Transport.IWARP}) {
-            Selection s = LabSelection.select(t);
+            Selection s = LabDevices.select(t);
             assertTrue(out.contains(s.device().name() + "  transport " + t.displayName()), out);
         }
         assertTrue(out.matches("(?s).*port 1 +ACTIVE, link_layer Ethernet, transport RoCEv2.*"), out);
         // RoCEv2 has a RoCEv2 GID: the one selection picks is listed with its type.
-        Selection roce = LabSelection.select(Transport.ROCE_V2);
+        Selection roce = LabDevices.select(Transport.ROCE_V2);
         assertTrue(Pattern.compile("(?m)^\\s+gid\\[" + roce.gidIndex() + "\\]\\s+" + roce.gid().hex() + "\\s.*\\s"
                 + GidType.ROCE_V2 + "$").matcher(out).find(), out);
         assertTrue(out.contains("::ffff:" + LabSelection.address(roce)), out);

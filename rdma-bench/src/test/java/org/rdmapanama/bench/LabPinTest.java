@@ -1,5 +1,6 @@
 package org.rdmapanama.bench;
 
+import org.rdmapanama.testkit.LabCpu;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -11,9 +11,9 @@ import java.util.Optional;
  * The vCPU a test's peer process runs on in the lab: scripts/lab/pin picks it,
  * the same choice scripts/rdma-bench and scripts/test's JVM make, so a native
  * tool (or a second JVM) never spins on the vCPU of this busy JVM or of another
- * pinned peer, and says so on stderr when no vCPU is free. rdma-bench's test
- * helper LabCpu is its twin (the modules share no test code). Outside the lab
- * a command is left as it is.
+ * pinned peer, and says so on stderr when no vCPU is free (rdma-bench's tests
+ * use it too, through this module's test jar). Outside the lab a command is
+ * left as it is.
  */
 public final class LabCpu {
     private LabCpu() {}

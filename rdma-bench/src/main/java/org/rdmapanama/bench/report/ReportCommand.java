@@ -1,11 +1,10 @@
 package org.rdmapanama.bench.report;
 
+import org.rdmapanama.bench.CliArgs;
 import picocli.CommandLine;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Model.OptionSpec;
-import picocli.CommandLine.Model.PositionalParamSpec;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -26,48 +25,35 @@ import java.util.List;
 public final class ReportCommand {
     private ReportCommand() {}
 
-    public static final int OK = 0;
-    public static final int FAILED = 1;
-    public static final int USAGE = 2;
-
     public enum Kind { AUTO, PERFTEST, SCALE, SHOOTOUT, JMH }
 
+    @Command(name = "rdma-bench report", description = {
+            "Medians with min..max over rounds, Java/native and a verdict per case, from a bench runner's output directory.",
+            "Writes DIR/summary.txt, DIR/summary.csv and (perftest, scale) DIR/plot.png."})
+    static final class Options {
+        @Option(names = {"-h", "--help"}, usageHelp = true, description = "show this help")
+        boolean help;
+        @Option(names = "--kind", paramLabel = "KIND", defaultValue = "auto", description = {
+                "auto, perftest (bench-vs-perftest), scale (scale-vs-ucmatose), shootout",
+                "(transport-shootout) or jmh (jmh-vs-c);",
+                "auto (default) goes by DIR/raw.csv's header, else DIR/jmh.csv"})
+        Kind kind;
+        @Parameters(paramLabel = "DIR", arity = "1",
+                description = "the runner's output directory, e.g. bench-results/perftest-20261203T072952Z")
+        Path dir;
+    }
+
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        // Built without annotations: picocli's reflection would need this package opened to it.
-        CommandSpec spec = CommandSpec.create().name("rdma-bench report");
-        spec.usageMessage().description(
-                "Medians with min..max over rounds, Java/native and a verdict per case, from a bench runner's output directory.",
-                "Writes DIR/summary.txt, DIR/summary.csv and (perftest, scale) DIR/plot.png.");
-        spec.addOption(OptionSpec.builder("-h", "--help").usageHelp(true).description("show this help").build());
-        spec.addOption(OptionSpec.builder("--kind").paramLabel("KIND").type(Kind.class).defaultValue("auto")
-                .description("auto, perftest (bench-vs-perftest), scale (scale-vs-ucmatose), shootout",
-                        "(transport-shootout) or jmh (jmh-vs-c);",
-                        "auto (default) goes by DIR/raw.csv's header, else DIR/jmh.csv")
-                .build());
-        spec.addPositional(PositionalParamSpec.builder().paramLabel("DIR").type(Path.class).arity("1").required(true)
-                .description("the runner's output directory, e.g. bench-results/perftest-20261203T072952Z").build());
-        CommandLine cl = new CommandLine(spec);
-        cl.setCaseInsensitiveEnumValuesAllowed(true);
-        ParseResult parsed;
-        try {
-            parsed = cl.parseArgs(args);
-        } catch (ParameterException e) {
-            err.println("rdma-bench report: " + e.getMessage());
-            cl.usage(err);
-            return USAGE;
-        }
-        if (parsed.isUsageHelpRequested()) {
-            cl.usage(out);
-            return OK;
-        }
-        Kind kind = parsed.matchedOptionValue("--kind", Kind.AUTO);
-        Path dir = parsed.matchedPositionalValue(0, null);
-        try {
-            return report(kind == Kind.AUTO ? detect(dir) : kind, dir, out, err);
-        } catch (IOException | UncheckedIOException | IllegalArgumentException e) {
-            err.println("rdma-bench report: " + e.getMessage());
-            return FAILED;
-        }
+        return CliArgs.run("report", args, out, err, a -> {
+            Options o = new Options();
+            return CliArgs.parse(o, a) ? o : null;
+        }, s -> new CommandLine(new Options()).usage(s), o -> {
+            try {
+                return report(o.kind == Kind.AUTO ? detect(o.dir) : o.kind, o.dir, out, err);
+            } catch (UncheckedIOException e) {
+                throw e.getCause();
+            }
+        });
     }
 
     /** Which runner wrote DIR: raw.csv's columns tell perftest from scale; jmh-vs-c leaves jmh.csv. */
@@ -90,7 +76,7 @@ public final class ReportCommand {
             List<JmhTable.Row> rows = JmhTable.load(dir);
             write(dir.resolve("summary.txt"), JmhTable.table(rows), out);
             Files.writeString(dir.resolve("summary.csv"), JmhTable.csv(rows));
-            return OK;
+            return CliArgs.OK;
         }
         String date = LocalDate.now(ZoneOffset.UTC).toString();
         if (kind == Kind.SHOOTOUT) {
@@ -105,12 +91,12 @@ public final class ReportCommand {
         Files.writeString(dir.resolve("summary.csv"), SideBySide.csv(k, loaded.rows()));
         if (loaded.rows().isEmpty()) {
             err.println("rdma-bench report: " + dir.resolve("raw.csv") + " has no measured value: no plot");
-            return FAILED;
+            return CliArgs.FAILED;
         }
         Path png = dir.resolve("plot.png");
         Plot.write(png, k.plotTitle, k.nativeName, k.javaName, loaded.rows());
         err.println("report: plot in " + png);
-        return OK;
+        return CliArgs.OK;
     }
 
     private static int shootout(Path dir, String date, PrintStream out, PrintStream err) throws IOException {
@@ -119,12 +105,12 @@ public final class ReportCommand {
         Files.writeString(dir.resolve("summary.csv"), Shootout.csv(l));
         if (l.cells().stream().allMatch(c -> c.stats() == null)) {
             err.println("rdma-bench report: " + dir.resolve("raw.csv") + " has no completed run: no plot");
-            return FAILED;
+            return CliArgs.FAILED;
         }
         Path png = dir.resolve("plot.png");
         ShootoutPlot.write(png, l);
         err.println("report: plot in " + png);
-        return OK;
+        return CliArgs.OK;
     }
 
     private static void write(Path file, String text, PrintStream out) throws IOException {
