@@ -3,8 +3,6 @@ package org.rdmapanama.bench;
 import org.rdmapanama.testkit.LabCpu;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -30,23 +28,5 @@ public final class NativeTool {
             throw new AssertionError("native tool hung; output so far: " + output.getNow(""));
         }
         return output.get(10, TimeUnit.SECONDS);
-    }
-
-    /** Waits until something listens on TCP {@code port} (a native server is up). */
-    public static void awaitListening(int port) throws Exception {
-        String hex = String.format(":%04X ", port);
-        for (int i = 0; i < 600; i++) {
-            // Java's ServerSocket listens on the IPv6 wildcard: check tcp6 too.
-            for (String table : new String[] {"/proc/net/tcp", "/proc/net/tcp6"}) {
-                for (String line : Files.readAllLines(Path.of(table))) {
-                    String[] f = line.trim().split("\\s+");
-                    if (f.length > 3 && (f[1] + " ").contains(hex) && f[3].equals("0A")) {
-                        return;
-                    }
-                }
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("nothing listens on port " + port);
     }
 }

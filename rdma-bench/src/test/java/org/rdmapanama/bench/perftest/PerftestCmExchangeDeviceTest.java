@@ -1,10 +1,10 @@
 package org.rdmapanama.bench.perftest;
 
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.OnEveryLabTransport;
+import org.rdmapanama.testkit.LabPorts;
 import org.rdmapanama.bench.LabSelection;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
@@ -31,11 +31,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class PerftestCmExchangeDeviceTest {
     private static final Duration T = Duration.ofSeconds(20);
 
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void aPeerLeavingRightAfterOurLastBlockDoesNotFailItsSend(Transport transport) throws Exception {
         Selection s = LabDevices.select(transport);
-        InetSocketAddress at = new InetSocketAddress(s.ipAddress(), 18950 + transport.ordinal());
+        InetSocketAddress at = new InetSocketAddress(s.ipAddress(), LabPorts.next());
         ConnectionOptions opts = ConnectionOptions.defaults();
         byte[] hello = {1, 2, 3, 4, 5, 6, 7, 8}, last = {8, 7, 6, 5, 4, 3, 2, 1};
         try (RdmaListener listener = RdmaListener.bind(at, 1, opts)) {

@@ -1,6 +1,7 @@
 package org.rdmapanama.bench.perftest;
 
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabPorts;
 import org.rdmapanama.bench.LabSelection;
 import org.rdmapanama.bench.Main;
 import org.rdmapanama.bench.BenchRun;
@@ -21,7 +22,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 
 
@@ -41,13 +41,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class PerftestDeviceTest {
     static final Pattern LAT_ROW = Pattern.compile("(?m)^ (\\d+)\\s+(\\d+)(\\s+[0-9.]+){7}\\s*$");
     static final Pattern BW_ROW = Pattern.compile("(?m)^ (\\d+)\\s+(\\d+)(\\s+[0-9.]+){3}\\s*$");
-    static final AtomicInteger PORTS = new AtomicInteger(18600);
 
     record Side(int status, String out, String err) {}
 
     /** Runs server and client; the client starts once the server says it is listening. */
     static Side[] pair(String test, String address, String... flags) throws Exception {
-        String port = Integer.toString(PORTS.getAndIncrement());
+        String port = Integer.toString(LabPorts.next());
         List<String> serverArgs = new ArrayList<>(List.of(test));
         serverArgs.addAll(Arrays.asList(flags));
         if (serverArgs.stream().noneMatch(f -> f.contains("warmup"))) {
@@ -185,7 +184,7 @@ class PerftestDeviceTest {
         Selection s = LabDevices.select(Transport.IWARP);
         assertEquals(AtomicCapability.NONE, s.device().capabilities().atomicCap(), s.device().name() + "'s atomic_cap");
         BenchRun r = BenchRun.of("atomic_lat", "-d", s.device().name(), "-R", "-n", "50", "-p",
-                Integer.toString(PORTS.getAndIncrement()), LabSelection.address(s));
+                Integer.toString(LabPorts.next()), LabSelection.address(s));
         assertEquals(1, r.status(), r.out() + r.err());
         assertTrue(r.err().contains("atomic_lat refused: " + s.device().name() + " (iWARP) reports atomic_cap NONE"), r.err());
         assertFalse(r.err().contains("Exception"), r.err());

@@ -1,6 +1,8 @@
 package org.rdmapanama.bench.perftest;
 
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabPorts;
+import org.rdmapanama.testkit.Listeners;
 import org.rdmapanama.testkit.LabCpu;
 import org.rdmapanama.bench.LabSelection;
 import org.rdmapanama.bench.BenchRun;
@@ -19,12 +21,12 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
@@ -96,7 +98,6 @@ class PerftestNativeInteropTest {
         return s;
     }
 
-    private static final AtomicInteger PORTS = new AtomicInteger(18800);
 
     /** A result row: the size, then the iteration count (perftest's counts the WRs of all the QPs). */
     private static boolean hasRow(String out, Case c) {
@@ -125,13 +126,13 @@ class PerftestNativeInteropTest {
     void javaServerNativeClient(Case c) throws Exception {
         PerftestOptions.Test t = c.test();
         Selection s = select(c);
-        int port = PORTS.getAndIncrement();
+        int port = LabPorts.next();
         List<String> f = flags(c, s, port);
         List<String> java = new ArrayList<>(f);
         java.add(warmup(t, true));
         CompletableFuture<BenchRun> server = CompletableFuture.supplyAsync(
                 () -> BenchRun.of(java.toArray(String[]::new)));
-        awaitListening(c, port);
+        Listeners.await(port);
         Process client = NativeTool.start(
                 nativeCommand(t, f, LabSelection.address(s)).toArray(String[]::new));
         String nativeOut = NativeTool.finish(client);
@@ -170,10 +171,10 @@ class PerftestNativeInteropTest {
     void nativeServerJavaClient(Case c) throws Exception {
         PerftestOptions.Test t = c.test();
         Selection s = select(c);
-        int port = PORTS.getAndIncrement();
+        int port = LabPorts.next();
         List<String> f = flags(c, s, port);
         Process server = NativeTool.start(nativeCommand(t, f, null).toArray(String[]::new));
-        awaitListening(c, port);
+        Listeners.await(port);
         List<String> java = new ArrayList<>(f);
         java.add(warmup(t, false));
         java.add(LabSelection.address(s));
@@ -185,27 +186,6 @@ class PerftestNativeInteropTest {
         assertTrue(hasRow(r.out(), c), r.out());
         assertEquals(serverPrintsRow(t), hasRow(nativeOut, c), nativeOut);
         assertWarmedUp(t, false, r);
-    }
-
-    /**
-     * A TCP listener shows in /proc/net/tcp; an rdma_cm one on iWARP too (siw listens on TCP),
-     * on RoCE only in {@code rdma res show cm_id}, so there the wait is for the server's banner
-     * plus a moment (the Java server's banner comes right before its listen).
-     */
-    private static void awaitListening(Case c, int port) throws Exception {
-        if (c.rdmaCm() && c.transport() != Transport.IWARP) {
-            for (int i = 0; i < 600; i++) {
-                Process p = new ProcessBuilder("rdma", "res", "show", "cm_id").redirectErrorStream(true).start();
-                String out = new String(p.getInputStream().readAllBytes());
-                p.waitFor();
-                if (out.contains("LISTEN") && out.contains(":" + port + " ")) {
-                    return;
-                }
-                Thread.sleep(100);
-            }
-            throw new AssertionError("no rdma_cm listener on port " + port);
-        }
-        NativeTool.awaitListening(port);
     }
 
     /** Where a hung run is: this JVM's threads and the rdma_cm ids and QPs still open on the host. */
@@ -229,7 +209,8 @@ class PerftestNativeInteropTest {
     void anOldPeerGetsPerftestsComplaintNotAHang() throws Exception {
         Selection s = LabSelection.roceV2Gid();
         String addr = LabSelection.address(s);
-        try (ServerSocket fake = new ServerSocket(18790, 1, InetAddress.getByName(addr))) {
+        int port = LabPorts.next();
+        try (ServerSocket fake = new ServerSocket(port, 1, InetAddress.getByName(addr))) {
             CompletableFuture.runAsync(() -> {
                 try (Socket peer = fake.accept(); OutputStream out = peer.getOutputStream()) {
                     peer.getInputStream().readNBytes(16);
@@ -240,7 +221,7 @@ class PerftestNativeInteropTest {
                 }
             });
             BenchRun r = BenchRun.of("write_lat", "-d", s.device().name(), "-x", Integer.toString(s.gidIndex()),
-                    "-n", "10", "-p", "18790", addr);
+                    "-n", "10", "-p", Integer.toString(port), addr);
             assertEquals(1, r.status(), r.out() + r.err());
             assertTrue(r.err().contains("not compatible with versions older than 5.70"), r.err());
             assertFalse(r.err().contains("Exception"), r.err());
@@ -251,10 +232,11 @@ class PerftestNativeInteropTest {
     void aMismatchedJavaPeerIsAOneLineError() throws Exception {
         Selection s = LabSelection.roceV2Gid();
         String dev = s.device().name(), gid = Integer.toString(s.gidIndex());
+        String port = Integer.toString(LabPorts.next());
         CompletableFuture<BenchRun> server = CompletableFuture.supplyAsync(
-                () -> BenchRun.of("write_lat", "-d", dev, "-x", gid, "-n", "10", "-p", "18791", "--no-warmup"));
-        NativeTool.awaitListening(18791);
-        BenchRun c = BenchRun.of("write_lat", "-d", dev, "-x", gid, "-n", "20", "-p", "18791", "--no-warmup",
+                () -> BenchRun.of("write_lat", "-d", dev, "-x", gid, "-n", "10", "-p", port, "--no-warmup"));
+        Listeners.await(Integer.parseInt(port), () -> !server.isDone(), Duration.ofSeconds(60));
+        BenchRun c = BenchRun.of("write_lat", "-d", dev, "-x", gid, "-n", "20", "-p", port, "--no-warmup",
                 LabSelection.address(s));
         BenchRun r = server.get(120, TimeUnit.SECONDS);
         assertEquals(1, c.status(), c.out() + c.err());

@@ -1,6 +1,7 @@
 package org.rdmapanama.bench.perftest;
 
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabPorts;
 import org.rdmapanama.testkit.LabCpu;
 import org.rdmapanama.bench.LabSelection;
 import org.rdmapanama.bench.Main;
@@ -55,7 +56,7 @@ class PerftestPeerGoneDeviceTest {
         List<String> serverArgs = new ArrayList<>(List.of(test, "-d", s.device().name()));
         serverArgs.addAll(mode.equals("gid") ? PerftestDeviceTest.gidFlag(s) : List.of(mode));
         serverArgs.addAll(Arrays.asList(length.split(" ")));
-        serverArgs.addAll(List.of("--warmup=1", "-p", Integer.toString(PerftestDeviceTest.PORTS.getAndIncrement())));
+        serverArgs.addAll(List.of("--warmup=1", "-p", Integer.toString(LabPorts.next())));
         List<String> clientArgs = new ArrayList<>(serverArgs);
         clientArgs.add(LabSelection.address(s));
         boolean clientKilled = killed.equals("client");

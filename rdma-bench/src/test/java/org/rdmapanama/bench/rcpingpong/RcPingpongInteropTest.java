@@ -1,6 +1,8 @@
 package org.rdmapanama.bench.rcpingpong;
 
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabPorts;
+import org.rdmapanama.testkit.Listeners;
 import org.rdmapanama.testkit.LabCpu;
 import org.rdmapanama.bench.LabSelection;
 import org.rdmapanama.bench.NativeTool;
@@ -21,6 +23,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -40,10 +43,11 @@ class RcPingpongInteropTest {
     void javaClientAgainstNativeServer() throws Exception {
         Selection s = LabSelection.roceV2Gid();
         String dev = s.device().name();
+        String port = Integer.toString(LabPorts.next());
         Process server = NativeTool.start("ibv_rc_pingpong", "-d", dev, "-g", Integer.toString(s.gidIndex()), "-n", "300",
-                "-s", "2048", "-p", "18711", "-c");
-        NativeTool.awaitListening(18711);
-        BenchRun r = BenchRun.of("rc_pingpong", "-d", dev, "-n", "300", "-s", "2048", "-p", "18711", "-c",
+                "-s", "2048", "-p", port, "-c");
+        Listeners.await(Integer.parseInt(port), server::isAlive, Duration.ofSeconds(60));
+        BenchRun r = BenchRun.of("rc_pingpong", "-d", dev, "-n", "300", "-s", "2048", "-p", port, "-c",
                 LabSelection.address(s));
         String nativeOut = NativeTool.finish(server);
         System.out.println("native server:\n" + nativeOut + "java client:\n" + r.out() + r.err());
@@ -58,11 +62,12 @@ class RcPingpongInteropTest {
     void nativeClientAgainstJavaServerInEventMode() throws Exception {
         Selection s = LabSelection.roceV2Gid();
         String dev = s.device().name();
+        String port = Integer.toString(LabPorts.next());
         CompletableFuture<BenchRun> server = CompletableFuture.supplyAsync(
-                () -> BenchRun.of("rc_pingpong", "-d", dev, "-n", "300", "-p", "18712", "-e", "-c"));
-        NativeTool.awaitListening(18712);
+                () -> BenchRun.of("rc_pingpong", "-d", dev, "-n", "300", "-p", port, "-e", "-c"));
+        Listeners.await(Integer.parseInt(port), () -> !server.isDone(), Duration.ofSeconds(60));
         Process client = NativeTool.start("ibv_rc_pingpong", "-d", dev, "-g", Integer.toString(s.gidIndex()), "-n", "300",
-                "-p", "18712", "-c", LabSelection.address(s));
+                "-p", port, "-c", LabSelection.address(s));
         String nativeOut = NativeTool.finish(client);
         BenchRun r = server.get(120, TimeUnit.SECONDS);
         System.out.println("native client:\n" + nativeOut + "java server:\n" + r.out() + r.err());

@@ -1,11 +1,11 @@
 package org.rdmapanama.bench.scale;
 
 import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabPorts;
+import org.rdmapanama.testkit.OnEveryLabTransport;
 import org.rdmapanama.bench.LabSelection;
 import org.rdmapanama.bench.Main;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.rdmapanama.device.Transport;
 
 import java.io.ByteArrayOutputStream;
@@ -30,12 +30,11 @@ class ScaleSessionsDeviceTest {
     private static final Pattern BATCH = Pattern.compile(
             "scale client: batch (\\d) of 2 \\((cold|warm)\\): 12 connections, (all|5) at a time: .*session [0-9.]+ s, [0-9.]+ connections/s");
 
-    @ParameterizedTest
-    @EnumSource(value = Transport.class, names = {"ROCE_V2", "IWARP"})
+    @OnEveryLabTransport
     void twoBatchesOfConnectionsCarryTheirOwnData(Transport t) throws Exception {
         InetAddress addr = InetAddress.getByName(LabSelection.address(LabDevices.select(t)));
-        run(new InetSocketAddress(addr, 7480 + t.ordinal()), 12); // all at once
-        run(new InetSocketAddress(addr, 7490 + t.ordinal()), 5); // a window of 5: each completion starts the next
+        run(new InetSocketAddress(addr, LabPorts.next()), 12); // all at once
+        run(new InetSocketAddress(addr, LabPorts.next()), 5); // a window of 5: each completion starts the next
     }
 
     private static void run(InetSocketAddress at, int window) throws Exception {
