@@ -155,7 +155,7 @@ class LayeringTest {
     }
 
     /** The repository root: Surefire runs in the module's folder. */
-    private static Path root() {
+    static Path root() {
         Path here = Path.of("").toAbsolutePath();
         while (here != null && !Files.isDirectory(here.resolve("rdma-bench/src/main/java"))) {
             here = here.getParent();

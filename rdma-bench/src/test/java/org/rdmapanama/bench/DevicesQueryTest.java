@@ -2,6 +2,7 @@ package org.rdmapanama.bench;
 
 import org.junit.jupiter.api.Test;
 import org.rdmapanama.device.Gid;
+import static org.rdmapanama.testkit.TestGids.gid;
 import org.rdmapanama.device.GidType;
 import org.rdmapanama.device.LinkLayer;
 import org.rdmapanama.device.Port;
@@ -31,21 +32,6 @@ class DevicesQueryTest {
         int status = DevicesCommand.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    }
-
-    private static Gid gid(int index, GidType type, boolean ipv4, int ifindex) {
-        byte[] raw = new byte[16];
-        if (ipv4) {
-            raw[10] = (byte) 0xff;
-            raw[11] = (byte) 0xff;
-            raw[12] = 10;
-            raw[15] = (byte) index;
-        } else {
-            raw[0] = (byte) 0xfe;
-            raw[1] = (byte) 0x80;
-            raw[15] = (byte) index;
-        }
-        return new Gid(index, raw, type, ifindex);
     }
 
     private static RdmaDevice device(String name, Transport t, LinkLayer link, PortState state, List<Gid> gids) {

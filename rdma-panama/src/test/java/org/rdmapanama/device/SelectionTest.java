@@ -1,6 +1,7 @@
 package org.rdmapanama.device;
 
 import org.rdmapanama.error.NoSuchDeviceException;
+import org.rdmapanama.testkit.TestGids;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,18 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class SelectionTest {
     static Gid gid(int index, GidType type, boolean ipv4) {
-        byte[] raw = new byte[16];
-        if (ipv4) {
-            raw[10] = (byte) 0xff;
-            raw[11] = (byte) 0xff;
-            raw[12] = 10;
-            raw[15] = (byte) index;
-        } else {
-            raw[0] = (byte) 0xfe;
-            raw[1] = (byte) 0x80;
-            raw[15] = (byte) index;
-        }
-        return new Gid(index, raw, type, 3);
+        return TestGids.gid(index, type, ipv4, 3);
     }
 
     static RdmaDevice device(String name, Transport t, LinkLayer link, PortState state, int lid, List<Gid> gids) {

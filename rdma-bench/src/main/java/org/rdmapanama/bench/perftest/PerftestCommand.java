@@ -1,7 +1,7 @@
 package org.rdmapanama.bench.perftest;
 
-import org.rdmapanama.bench.JitActivity;
 import org.rdmapanama.bench.CliArgs;
+import org.rdmapanama.bench.JitActivity;
 import org.rdmapanama.bench.perftest.PerftestOptions.Test;
 
 import java.io.IOException;

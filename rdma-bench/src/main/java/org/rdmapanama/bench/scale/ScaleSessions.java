@@ -1,7 +1,7 @@
 package org.rdmapanama.bench.scale;
 
-import org.rdmapanama.bench.JitActivity;
 import org.rdmapanama.bench.CliArgs;
+import org.rdmapanama.bench.JitActivity;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
 import org.rdmapanama.error.RdmaException;

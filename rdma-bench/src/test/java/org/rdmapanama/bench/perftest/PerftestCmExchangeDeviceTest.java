@@ -1,9 +1,9 @@
 package org.rdmapanama.bench.perftest;
 
-import org.rdmapanama.testkit.LabDevices;
-import org.rdmapanama.testkit.OnEveryLabTransport;
-import org.rdmapanama.testkit.LabPorts;
 import org.rdmapanama.bench.LabSelection;
+import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabPorts;
+import org.rdmapanama.testkit.OnEveryLabTransport;
 import org.junit.jupiter.api.Tag;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;

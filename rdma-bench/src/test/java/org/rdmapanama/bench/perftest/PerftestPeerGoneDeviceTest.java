@@ -1,10 +1,10 @@
 package org.rdmapanama.bench.perftest;
 
-import org.rdmapanama.testkit.LabDevices;
-import org.rdmapanama.testkit.LabPorts;
-import org.rdmapanama.testkit.LabCpu;
 import org.rdmapanama.bench.LabSelection;
 import org.rdmapanama.bench.Main;
+import org.rdmapanama.testkit.LabCpu;
+import org.rdmapanama.testkit.LabDevices;
+import org.rdmapanama.testkit.LabPorts;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;

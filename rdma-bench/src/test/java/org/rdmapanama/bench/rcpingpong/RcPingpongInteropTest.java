@@ -1,12 +1,12 @@
 package org.rdmapanama.bench.rcpingpong;
 
+import org.rdmapanama.bench.BenchRun;
+import org.rdmapanama.bench.LabSelection;
+import org.rdmapanama.bench.NativeTool;
+import org.rdmapanama.testkit.LabCpu;
 import org.rdmapanama.testkit.LabDevices;
 import org.rdmapanama.testkit.LabPorts;
 import org.rdmapanama.testkit.Listeners;
-import org.rdmapanama.testkit.LabCpu;
-import org.rdmapanama.bench.LabSelection;
-import org.rdmapanama.bench.NativeTool;
-import org.rdmapanama.bench.BenchRun;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.rdmapanama.device.GidType;

@@ -1,12 +1,12 @@
 package org.rdmapanama.bench.rping;
 
+import org.rdmapanama.bench.BenchRun;
+import org.rdmapanama.bench.LabSelection;
+import org.rdmapanama.testkit.LabCpu;
 import org.rdmapanama.testkit.LabDevices;
 import org.rdmapanama.testkit.LabPorts;
 import org.rdmapanama.testkit.Listeners;
 import org.rdmapanama.testkit.OnEveryLabTransport;
-import org.rdmapanama.testkit.LabCpu;
-import org.rdmapanama.bench.LabSelection;
-import org.rdmapanama.bench.BenchRun;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,7 @@
 package org.rdmapanama.bench.scale;
 
-import org.rdmapanama.bench.Main;
 import org.rdmapanama.bench.BenchRun;
+import org.rdmapanama.bench.Main;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

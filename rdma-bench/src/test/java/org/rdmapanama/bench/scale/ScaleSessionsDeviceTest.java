@@ -1,10 +1,10 @@
 package org.rdmapanama.bench.scale;
 
+import org.rdmapanama.bench.LabSelection;
+import org.rdmapanama.bench.Main;
 import org.rdmapanama.testkit.LabDevices;
 import org.rdmapanama.testkit.LabPorts;
 import org.rdmapanama.testkit.OnEveryLabTransport;
-import org.rdmapanama.bench.LabSelection;
-import org.rdmapanama.bench.Main;
 import org.junit.jupiter.api.Tag;
 import org.rdmapanama.device.Transport;
 

@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * siw0 exist; on a machine with RDMA NICs it checks those.
  */
 @Tag("device")
-class DeviceDiscoveryTest {
+class DiscoveryDeviceTest {
     record NativePort(String state, int activeMtu, String linkLayer, Map<Integer, String> gids) {}
 
     record NativeDevice(String transport, String nodeGuid, String atomicCap, List<NativePort> ports) {}
