@@ -27,7 +27,7 @@ class TestNamingTest {
             try (Stream<Path> files = Files.walk(LayeringTest.root().resolve(module + "/src/test/java"))) {
                 for (Path p : files.filter(f -> f.toString().endsWith("Test.java")).toList()) {
                     String name = p.getFileName().toString().replace(".java", "");
-                    boolean tagged = read(p).contains("@Tag(\"device\")");
+                    boolean tagged = read(p).contains("Tag(\"device\")");
                     boolean named = name.endsWith("DeviceTest") || name.endsWith("InteropTest");
                     device += tagged ? 1 : 0;
                     if (tagged != named) {
