@@ -18,7 +18,7 @@ import java.util.function.Consumer;
  * Hand-written rather than picocli (which the other subcommands use), for the
  * perftest tests and rping: a server's start-up parses this first, and
  * picocli's 160 classes (class file version 49, which the AOT cache cannot
- * hold) took 0.15 s of a 0.37 s start on the host and 2.5-3 s in the lab.
+ * hold) are a large part of a cold start, in the lab most of all.
  */
 public final class Getopt {
     /** What an option does with its value (null for a flag), given the option's name as typed. */

@@ -181,7 +181,7 @@ public class VerbsBenchmark {
         c.poster.postSend(c.write);
         int n;
         while ((n = c.poller.poll(c.batch)) == 0) {
-            // Spins bare, as the C twin does: a PAUSE (Thread.onSpinWait) costs 150 ns under TCG.
+            // Spins bare, as the C twin does: a PAUSE (Thread.onSpinWait) is costly under TCG.
         }
         return n;
     }

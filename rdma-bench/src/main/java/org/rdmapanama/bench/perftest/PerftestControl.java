@@ -32,8 +32,8 @@ final class PerftestControl {
     private static final long BARRIER_SPIN_NANOS = Duration.ofMillis(1).toNanos();
     /*
      * A passive side's wait parks 1 ms, then twice as long each time up to this (-Drdma.bench.barrierParkMaxMillis):
-     * its wake-ups cost the peer's RDMA work CPU under emulation. siw0 read_lat 2 B, Java pairs, one boot: 156 µs
-     * t_typical waking every 1 ms, 129 µs every 20 ms (native 91). A dead peer is still noticed within this.
+     * its wake-ups take CPU from the peer's RDMA work under emulation, which shows in siw0's latency
+     * (docs/results). A dead peer is still noticed within this.
      */
     private static final long BARRIER_PARK_NANOS = Duration.ofMillis(1).toNanos();
     private static final long BARRIER_PARK_MAX_NANOS =

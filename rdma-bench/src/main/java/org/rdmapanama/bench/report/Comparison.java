@@ -25,8 +25,8 @@ public record Comparison(String device, String transport, List<String> key, Stri
      * side lies among the other's, and under TCG that is noise, not a finding. Else "java
      * better" or "java worse" by the metric's direction: every round of one side beat every
      * round of the other (with 3 rounds a side, chance alone does that 1 time in 10). Not the
-     * ratio against the sides' relative spread: one noisy side then hid anything, as siw0
-     * send_bw 2 B at 0.22x native, its Java rounds 0.0060..0.0131 against 0.0362..0.0416 Mpps.
+     * ratio against the sides' relative spread: one noisy side would then hide even a gap of
+     * several times.
      */
     public String verdict() {
         if (nat == null || java == null) return "incomplete: no " + (nat == null ? "native" : "java") + " runs";
