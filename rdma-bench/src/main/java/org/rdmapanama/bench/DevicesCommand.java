@@ -8,7 +8,6 @@ import org.rdmapanama.device.RdmaDevice;
 import org.rdmapanama.device.RdmaDevices;
 import org.rdmapanama.device.Selection;
 import org.rdmapanama.device.Transport;
-import org.rdmapanama.error.NoRdmaDeviceException;
 import org.rdmapanama.error.NoSuchDeviceException;
 import org.rdmapanama.error.RdmaException;
 
@@ -56,7 +55,19 @@ final class DevicesCommand {
 
     record Query(Ask ask, String device) {}
 
+    /** What the command line asks for: the listing (verbose or not), or queries. */
+    record Options(boolean verbose, List<Query> queries) {}
+
     static int run(String[] args, PrintStream out, PrintStream err) {
+        return CliArgs.run("devices", args, out, err, DevicesCommand::parse, u -> u.println(USAGE_LINE),
+                o -> list(o, out));
+    }
+
+    /**
+     * Parsed by hand, behind {@link CliArgs#run} as perftest's and rping's flags are: queries keep
+     * the order they were asked in, one answer line each. Null for {@code -h}.
+     */
+    static Options parse(String[] args) {
         boolean verbose = false;
         List<Query> queries = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
@@ -68,54 +79,41 @@ final class DevicesCommand {
                 a = a.substring(0, eq);
             }
             Ask ask = Ask.of(a);
-            if (a.equals("-v") || a.equals("--verbose")) {
+            if (a.equals("-h") || a.equals("--help")) {
+                return null;
+            } else if (a.equals("-v") || a.equals("--verbose")) {
                 verbose = true;
             } else if (ask == null) {
-                return usage(err, "unknown argument '" + args[i] + "'");
+                throw new IllegalArgumentException("unknown argument '" + args[i] + "'");
             } else {
                 if (value == null && i + 1 < args.length && !args[i + 1].startsWith("-")) {
                     value = args[++i];
                 }
                 if (value == null || value.isEmpty()) {
-                    return usage(err, a + " needs a device name");
+                    throw new IllegalArgumentException(a + " needs a device name");
                 }
                 queries.add(new Query(ask, value));
             }
         }
         if (verbose && !queries.isEmpty()) {
-            return usage(err, "-v is for the listing; queries print one line each");
+            throw new IllegalArgumentException("-v is for the listing; queries print one line each");
         }
-        List<RdmaDevice> devices;
-        try {
-            devices = RdmaDevices.require();
-        } catch (NoRdmaDeviceException e) {
-            err.println("rdma-bench: " + e.getMessage());
-            return Main.USAGE;
-        } catch (RdmaException e) {
-            err.println("rdma-bench: " + e.getMessage());
-            return Main.FAILED;
-        }
-        if (!queries.isEmpty()) {
-            try {
-                // All answered before any is printed: a script reading the lines never gets half of them.
-                answer(queries, devices).forEach(out::println);
-                return Main.OK;
-            } catch (NoSuchDeviceException e) {
-                err.println("rdma-bench devices: " + e.getMessage());
-                return Main.USAGE;
-            }
+        return new Options(verbose, queries);
+    }
+
+    /** The listing, or the queries' answers; no device, or no such device, is CliArgs' usage status. */
+    private static int list(Options o, PrintStream out) throws RdmaException {
+        List<RdmaDevice> devices = RdmaDevices.require();
+        if (!o.queries().isEmpty()) {
+            // All answered before any is printed: a script reading the lines never gets half of them.
+            answer(o.queries(), devices).forEach(out::println);
+            return CliArgs.OK;
         }
         out.println(devices.size() + (devices.size() == 1 ? " RDMA device" : " RDMA devices"));
         for (RdmaDevice d : devices) {
-            print(d, verbose, out);
+            print(d, o.verbose(), out);
         }
-        return Main.OK;
-    }
-
-    private static int usage(PrintStream err, String why) {
-        err.println("rdma-bench devices: " + why);
-        err.println(USAGE_LINE);
-        return Main.USAGE;
+        return CliArgs.OK;
     }
 
     /** Each query's one-line answer, in order, from the device and port the runtime's selection picks. */

@@ -27,11 +27,6 @@ import java.util.stream.Stream;
 public final class Main {
     private Main() {}
 
-    // CliArgs holds the one exit-status mapping; these name its statuses for the subcommands that use them here.
-    public static final int OK = CliArgs.OK;
-    public static final int FAILED = CliArgs.FAILED;
-    public static final int USAGE = CliArgs.USAGE;
-
     public static void main(String[] args) {
         System.exit(run(args, System.out, System.err));
     }
@@ -39,7 +34,7 @@ public final class Main {
     public static int run(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0 || args[0].equals("-h") || args[0].equals("--help")) {
             usage(args.length == 0 ? err : out);
-            return args.length == 0 ? USAGE : OK;
+            return args.length == 0 ? CliArgs.USAGE : CliArgs.OK;
         }
         String[] rest = Arrays.copyOfRange(args, 1, args.length);
         return switch (args[0]) {
@@ -56,7 +51,7 @@ public final class Main {
             default -> {
                 err.println("rdma-bench: unknown subcommand '" + args[0] + "'");
                 usage(err);
-                yield USAGE;
+                yield CliArgs.USAGE;
             }
         };
     }
@@ -79,7 +74,7 @@ public final class Main {
         // Not bench.jmh (JMH's) nor bench.report (Java2D's): neither starts a server.
         linkClasses("org.rdmapanama.bench",
                 "org\\.rdmapanama\\.bench\\.((perftest|rping|rcpingpong|scale|failover)\\.)?[A-Za-z0-9_$]+");
-        return OK;
+        return CliArgs.OK;
     }
 
     /** Links the classes of {@code module} whose binary names match the regex {@code classNames}. */
@@ -104,7 +99,8 @@ public final class Main {
 
     private static void usage(PrintStream s) {
         s.println("usage: rdma-bench SUBCOMMAND [ARGS]");
-        s.println("  devices [-v]   list RDMA devices: transport, ports, GID table (-v: device limits too)");
+        s.println("  devices [-v]   list RDMA devices: transport, ports, GID table (-v: device limits too);");
+        s.println("                 --transport|--address|--perftest-flags DEV: one line each, for scripts");
         s.println("  rping          rping-compatible RDMA Read/Write ping over rdma_cm (-h for options)");
         s.println("  example        the README example: Send, RDMA Write, RDMA Read on RDMA_TRANSPORT's device");
         s.println("  rc_pingpong    ibv_rc_pingpong-compatible Send/Recv ping-pong (IB/RoCE; -h for options)");

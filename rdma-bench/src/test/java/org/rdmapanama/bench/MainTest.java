@@ -19,7 +19,7 @@ class MainTest {
         assertEquals("", r.out());
         String[] lines = r.err().strip().split("\n");
         assertEquals(1, lines.length, r.err());
-        assertTrue(lines[0].startsWith("rdma-bench: no RDMA devices found"), lines[0]);
+        assertTrue(lines[0].startsWith("rdma-bench devices: no RDMA devices found"), lines[0]);
         assertTrue(lines[0].contains("scripts/rdma-lab"), lines[0]);
         assertFalse(r.err().contains("Exception"), r.err());
     }

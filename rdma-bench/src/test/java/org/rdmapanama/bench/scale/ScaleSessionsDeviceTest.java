@@ -1,7 +1,7 @@
 package org.rdmapanama.bench.scale;
 
 import org.rdmapanama.bench.LabSelection;
-import org.rdmapanama.bench.Main;
+import org.rdmapanama.bench.CliArgs;
 import org.rdmapanama.testkit.LabDevices;
 import org.rdmapanama.testkit.LabPorts;
 import org.rdmapanama.testkit.OnEveryLabTransport;
@@ -55,8 +55,8 @@ class ScaleSessionsDeviceTest {
             status = ScaleSessions.client(at, 12, window, 2, p);
         }
         String client = clientOut.toString(StandardCharsets.UTF_8);
-        assertEquals(Main.OK, status, client);
-        assertEquals(Main.OK, server.get(60, TimeUnit.SECONDS), serverOut.toString(StandardCharsets.UTF_8));
+        assertEquals(CliArgs.OK, status, client);
+        assertEquals(CliArgs.OK, server.get(60, TimeUnit.SECONDS), serverOut.toString(StandardCharsets.UTF_8));
         long batches = client.lines().filter(l -> BATCH.matcher(l).matches()).count();
         assertEquals(2, batches, client);
         assertTrue(client.contains("cold: from the process's exec to the last close of batch 1"), client);
