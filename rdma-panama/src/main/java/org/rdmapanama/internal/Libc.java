@@ -44,67 +44,61 @@ public final class Libc {
 
     /** {@code poll(2)} of {@code count} {@code struct pollfd}: how many are ready, or -errno. */
     public static int poll(MemorySegment fds, long count, int timeoutMillis) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment state = a.allocate(Link.CALL_STATE);
-            int rc = (int) POLL.invokeExact(state, fds, count, timeoutMillis);
-            return rc < 0 ? -Link.errno(state) : rc;
-        } catch (Throwable t) {
-            throw unexpected("poll", t);
-        }
+        return errnoCall("poll", state -> (int) POLL.invokeExact(state, fds, count, timeoutMillis));
     }
 
     /** {@code eventfd(2)}: the fd, or -errno. */
     public static int eventfd(int initial, int flags) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment state = a.allocate(Link.CALL_STATE);
-            int fd = (int) EVENTFD.invokeExact(state, initial, flags);
-            return fd < 0 ? -Link.errno(state) : fd;
-        } catch (Throwable t) {
-            throw unexpected("eventfd", t);
-        }
+        return errnoCall("eventfd", state -> (int) EVENTFD.invokeExact(state, initial, flags));
     }
 
     /** {@code fcntl(2)} with an int argument: its result, or -errno. */
     public static int fcntl(int fd, int command, int argument) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment state = a.allocate(Link.CALL_STATE);
-            int rc = (int) FCNTL.invokeExact(state, fd, command, argument);
-            return rc < 0 ? -Link.errno(state) : rc;
-        } catch (Throwable t) {
-            throw unexpected("fcntl", t);
-        }
+        return errnoCall("fcntl", state -> (int) FCNTL.invokeExact(state, fd, command, argument));
     }
 
     /** {@code read(2)}: the bytes read, or -errno. */
     public static long read(int fd, MemorySegment buffer, long count) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment state = a.allocate(Link.CALL_STATE);
-            long rc = (long) READ.invokeExact(state, fd, buffer, count);
-            return rc < 0 ? -Link.errno(state) : rc;
-        } catch (Throwable t) {
-            throw unexpected("read", t);
-        }
+        return errnoCallLong("read", state -> (long) READ.invokeExact(state, fd, buffer, count));
     }
 
     /** {@code write(2)}: the bytes written, or -errno. */
     public static long write(int fd, MemorySegment buffer, long count) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment state = a.allocate(Link.CALL_STATE);
-            long rc = (long) WRITE.invokeExact(state, fd, buffer, count);
-            return rc < 0 ? -Link.errno(state) : rc;
-        } catch (Throwable t) {
-            throw unexpected("write", t);
-        }
+        return errnoCallLong("write", state -> (long) WRITE.invokeExact(state, fd, buffer, count));
     }
 
     /** {@code close(2)}: 0, or -errno (the fd is gone either way). */
     public static int close(int fd) {
+        return errnoCall("close", state -> (int) CLOSE.invokeExact(state, fd));
+    }
+
+    /** A call linked with errno capture, given the capture state to pass first. */
+    private interface IntCall {
+        int call(MemorySegment state) throws Throwable;
+    }
+
+    private interface LongCall {
+        long call(MemorySegment state) throws Throwable;
+    }
+
+    /** Runs {@code call} with a fresh capture state: its result, or -errno where it failed. */
+    private static int errnoCall(String function, IntCall call) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(Link.CALL_STATE);
-            int rc = (int) CLOSE.invokeExact(state, fd);
+            int rc = call.call(state);
             return rc < 0 ? -Link.errno(state) : rc;
         } catch (Throwable t) {
-            throw unexpected("close", t);
+            throw unexpected(function, t);
+        }
+    }
+
+    private static long errnoCallLong(String function, LongCall call) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(Link.CALL_STATE);
+            long rc = call.call(state);
+            return rc < 0 ? -Link.errno(state) : rc;
+        } catch (Throwable t) {
+            throw unexpected(function, t);
         }
     }
 
