@@ -56,8 +56,6 @@ public final class RdmaConnection implements AutoCloseable {
     private final CmId id;
     private final ConnectionOptions options;
     private final ConnectionResources resources;
-    private final DeviceContext context;
-    private final QueuePair qp;
     private final String peer;
     private volatile State state;
     private volatile byte[] peerPrivateData = new byte[0];
@@ -73,8 +71,6 @@ public final class RdmaConnection implements AutoCloseable {
         this.peer = peer;
         this.state = state;
         this.resources = new ConnectionResources(id, options, peer);
-        this.context = resources.context;
-        this.qp = resources.qp;
     }
 
     /**
@@ -181,7 +177,7 @@ public final class RdmaConnection implements AutoCloseable {
 
     private CompletableFuture<RdmaConnection> startConnect(byte[] privateData, long deadline) throws RdmaException {
         requireState(State.RESOLVED, "connect");
-        PrivateData.check(context.transport(), privateData, true);
+        PrivateData.check(resources.context.transport(), privateData, true);
         try (Arena a = Arena.ofConfined()) {
             MemorySegment param = connParam(a, privateData, options.rdmaReadDepth(), options.rdmaReadDepth());
             id.status(Cm.CONNECT, describe(), param);
@@ -190,7 +186,7 @@ public final class RdmaConnection implements AutoCloseable {
         } catch (RdmaException e) {
             // iWARP connects over TCP at once: a refused connection fails here, not as an event.
             throw new CmException("connecting to " + peer + ": "
-                    + Errno.message("rdma_connect", context.device().name(), e.errno()), null, -e.errno());
+                    + Errno.message("rdma_connect", resources.context.device().name(), e.errno()), null, -e.errno());
         }
         return established(events.expect(loop, CmEventType.ESTABLISHED, deadline, "connecting to " + peer), true);
     }
@@ -231,7 +227,7 @@ public final class RdmaConnection implements AutoCloseable {
 
     private CompletableFuture<RdmaConnection> startAccept(byte[] privateData, long deadline) throws RdmaException {
         requireState(State.REQUESTED, "accept");
-        PrivateData.check(context.transport(), privateData, false);
+        PrivateData.check(resources.context.transport(), privateData, false);
         try (Arena a = Arena.ofConfined()) {
             // Never promise more reads than the peer asked for, or than we offer.
             int responder = Math.min(options.rdmaReadDepth(), peerInitiatorDepth);
@@ -244,7 +240,7 @@ public final class RdmaConnection implements AutoCloseable {
     /** Passive side: {@code rdma_reject}, with optional private data for the peer. */
     public void reject(byte[] privateData) throws RdmaException {
         requireState(State.REQUESTED, "reject");
-        PrivateData.check(context.transport(), privateData, false);
+        PrivateData.check(resources.context.transport(), privateData, false);
         try (Arena a = Arena.ofConfined()) {
             id.status(Cm.REJECT, describe(), PrivateData.segment(a, privateData), (byte) privateData.length);
         }
@@ -282,7 +278,7 @@ public final class RdmaConnection implements AutoCloseable {
             // Flush what is outstanding (WR_FLUSH_ERR) instead of leaving it pending
             // forever: neither rxe nor siw moves the QP to ERR by itself.
             try {
-                qp.toError();
+                resources.qp.toError();
             } catch (RdmaException | IllegalStateException e) {
                 Log.LOG.debug("moving {} to ERR after {}: {}", describe(), ev.type(), e.getMessage());
             }
@@ -307,7 +303,7 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     public DeviceContext context() {
-        return context;
+        return resources.context;
     }
 
     public ProtectionDomain protectionDomain() {
@@ -319,7 +315,7 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     public QueuePair queuePair() {
-        return qp;
+        return resources.qp;
     }
 
     /** What the peer sent as private data (in its connect request, or its accept). */
@@ -346,7 +342,7 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     private String describe() {
-        return "connection with " + peer + " on " + (context == null ? "?" : context.device().name());
+        return "connection with " + peer + " on " + resources.context.device().name();
     }
 
     /**
