@@ -45,7 +45,7 @@ public abstract class NativeResource implements AutoCloseable {
     // The cm layer reaches the bridge only through a cm_id, whose class reads DEFAULT_CALL_WAIT and so
     // initializes this class first: the bridge is registered without naming a class.
     static {
-        Bridge.register(new QueuePair.BridgeImpl());
+        Bridge.register(new QueuePairBridge());
     }
 
     private final ResourceLifecycle life;

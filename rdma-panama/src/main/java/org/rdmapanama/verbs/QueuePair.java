@@ -102,6 +102,13 @@ public final class QueuePair extends NativeResource {
         }
     }
 
+    /** Owns a QP made by {@code make} (rdma_create_qp) as {@link #create} owns its own: for {@link QueuePairBridge}. */
+    static QueuePair own(ProtectionDomain pd, QueuePairConfig config, MemorySegment initAttr, Bridge.QpMaker make,
+                         Bridge.Destroyer destroyer) throws RdmaException {
+        return withHolds(pd, config, asUser -> pd.ownChild(make::make, QpAttributes.QP_SIZE, destroyer::destroy,
+                n -> new QueuePair(pd, n, config, initAttr, destroyer, asUser), false));
+    }
+
     @FunctionalInterface
     interface Creator {
         QueuePair create(Dependent asUser) throws RdmaException;
@@ -332,27 +339,6 @@ public final class QueuePair extends NativeResource {
             for (SendRequest r : sendRequests) {
                 r.releaseAddressHandles();
             }
-        }
-    }
-
-    /** Registered by {@link NativeResource}'s static initializer (creating it does not initialize this class). */
-    static final class BridgeImpl
-            implements Bridge.Verbs<DeviceContext, ProtectionDomain, QueuePair, QueuePairConfig> {
-        @Override
-        public DeviceContext borrowContext(MemorySegment ibvContext) throws RdmaException {
-            return DeviceContext.borrow(ibvContext);
-        }
-
-        @Override
-        public void fillQpInitAttr(MemorySegment attr, ProtectionDomain pd, QueuePairConfig config) {
-            QueuePairInit.fill(attr, pd, config);
-        }
-
-        @Override
-        public QueuePair createQueuePair(ProtectionDomain pd, QueuePairConfig config, MemorySegment initAttr,
-                                         Bridge.QpMaker make, Bridge.Destroyer destroyer) throws RdmaException {
-            return withHolds(pd, config, asUser -> pd.ownChild(make::make, QpAttributes.QP_SIZE, destroyer::destroy,
-                    n -> new QueuePair(pd, n, config, initAttr, destroyer, asUser), false));
         }
     }
 }
