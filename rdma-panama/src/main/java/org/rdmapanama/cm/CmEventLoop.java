@@ -2,6 +2,7 @@ package org.rdmapanama.cm;
 
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.internal.Posix;
+import org.rdmapanama.verbs.Wakeup;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,7 +19,7 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  * One rdma_cm event channel and the one thread that reads it: every cm_id of
  * the connections and listeners made with this loop lives on the channel, and
  * the thread hands each event, copied and acked, to its cm_id's owner. The
- * thread sleeps in poll(2) on the channel and an eventfd, so a close, a new
+ * thread sleeps in poll(2) on the channel and a {@link Wakeup}, so a close, a new
  * timer or a stop wakes it at once; timers (every setup step's timeout) run
  * on it too.
  * <p>
@@ -73,7 +74,7 @@ public final class CmEventLoop implements AutoCloseable {
 
     private final String name;
     private final EventChannel channel;
-    private final int wakeFd;
+    private final Wakeup wakeup;
     private final Thread thread;
     private final boolean isShared;
     private final ConcurrentHashMap<Long, Target> targets = new ConcurrentHashMap<>();
@@ -100,7 +101,7 @@ public final class CmEventLoop implements AutoCloseable {
         this.isShared = isShared;
         this.channel = EventChannel.create();
         try {
-            this.wakeFd = Posix.eventFd("wake-up of " + name);
+            this.wakeup = Wakeup.create("wake-up of " + name);
         } catch (RdmaException | RuntimeException e) {
             channel.close();
             throw e;
@@ -171,12 +172,12 @@ public final class CmEventLoop implements AutoCloseable {
             task.run();
             return;
         }
-        synchronized (this) { // the fd is closed under this lock once stopping: never signal a reused fd number
+        synchronized (this) { // against close: a task queued once stopping would never run
             if (stopping) {
                 throw new IllegalStateException("the rdma_cm event loop " + name + " is closed");
             }
             tasks.add(task);
-            Posix.signal(wakeFd);
+            wakeup.signal();
         }
     }
 
@@ -195,11 +196,7 @@ public final class CmEventLoop implements AutoCloseable {
         // at wakesAt: both volatile, so either it sees the timer or we see its sleep.
         long w = wakesAt;
         if (w != AWAKE && (w == NEVER || deadline - w < 0)) {
-            synchronized (this) { // as in execute: never signal a closed (reused) fd
-                if (!stopping) {
-                    Posix.signal(wakeFd);
-                }
-            }
+            wakeup.signal(); // a no-op once the loop closed it: never a write to a reused fd number
         }
         return t;
     }
@@ -212,6 +209,7 @@ public final class CmEventLoop implements AutoCloseable {
     private void run() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ADDRESS);
+            Posix.Scratch scratch = new Posix.Scratch(arena);
             while (!stopping) {
                 runTasks();
                 long now = System.nanoTime();
@@ -226,13 +224,13 @@ public final class CmEventLoop implements AutoCloseable {
                     long left = next.deadline - System.nanoTime();
                     timeout = left <= 0 ? 0 : (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000);
                 }
-                int ready = Posix.pollBoth(channel.fd(), wakeFd, timeout);
+                int ready = Posix.pollBoth(scratch, channel.fd(), wakeup.fd(), timeout);
                 wakesAt = AWAKE;
                 if (ready < 0) {
                     throw org.rdmapanama.internal.Errno.failure("poll", name, ready);
                 }
                 if ((ready & Posix.SECOND_READABLE) != 0) {
-                    Posix.drain(wakeFd);
+                    wakeup.drain();
                 }
                 if ((ready & Posix.FIRST_FAILED) != 0) {
                     throw org.rdmapanama.internal.Errno.failure("poll", "rdma_cm event channel of " + name,
@@ -254,7 +252,7 @@ public final class CmEventLoop implements AutoCloseable {
             synchronized (this) {
                 if (stopping) {
                     org.rdmapanama.internal.Cleanup.closeQuietly(channel);
-                    Posix.closeFd(wakeFd);
+                    wakeup.close();
                 }
             }
         }
@@ -367,10 +365,11 @@ public final class CmEventLoop implements AutoCloseable {
                 return;
             }
             stopping = true;
-            Posix.signal(wakeFd); // the thread closes it on its way out
+            wakeup.signal(); // the thread closes it on its way out
         }
         if (!onLoopThread()) {
             thread.join();
+            wakeup.close(); // a loop that failed before it stopped left it open
         }
     }
 

@@ -13,7 +13,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * The libc functions the runtime calls, each linked once, on first use of
  * this class. Those that fail through errno return {@code >= 0} on success
  * or {@code -errno}, as every native wrapper here does; {@link Errno#check}
- * turns a negative one into an exception. None of these is on the data path.
+ * turns a negative one into an exception. None of these is on the data path;
+ * the variants that take a capture state allocate nothing, for waits that repeat.
  */
 public final class Libc {
     private Libc() {}
@@ -70,6 +71,47 @@ public final class Libc {
     /** {@code close(2)}: 0, or -errno (the fd is gone either way). */
     public static int close(int fd) {
         return errnoCall("close", state -> (int) CLOSE.invokeExact(state, fd));
+    }
+
+    /** Memory for the errno a call captures, for the calls below that take it from the caller. */
+    public static MemorySegment allocateCallState(Arena arena) {
+        return arena.allocate(Link.CALL_STATE);
+    }
+
+    // The same calls with the capture state from the caller: no arena and no lambda per call,
+    // for waits that repeat (an event loop's poll, an eventfd's signal and drain).
+
+    /** {@link #poll(MemorySegment, long, int)} capturing errno in {@code state}. */
+    public static int poll(MemorySegment state, MemorySegment fds, long count, int timeoutMillis) {
+        int rc;
+        try {
+            rc = (int) POLL.invokeExact(state, fds, count, timeoutMillis);
+        } catch (Throwable t) {
+            throw unexpected("poll", t);
+        }
+        return rc < 0 ? -Link.errno(state) : rc;
+    }
+
+    /** {@link #read(int, MemorySegment, long)} capturing errno in {@code state}. */
+    public static long read(MemorySegment state, int fd, MemorySegment buffer, long count) {
+        long rc;
+        try {
+            rc = (long) READ.invokeExact(state, fd, buffer, count);
+        } catch (Throwable t) {
+            throw unexpected("read", t);
+        }
+        return rc < 0 ? -Link.errno(state) : rc;
+    }
+
+    /** {@link #write(int, MemorySegment, long)} capturing errno in {@code state}. */
+    public static long write(MemorySegment state, int fd, MemorySegment buffer, long count) {
+        long rc;
+        try {
+            rc = (long) WRITE.invokeExact(state, fd, buffer, count);
+        } catch (Throwable t) {
+            throw unexpected("write", t);
+        }
+        return rc < 0 ? -Link.errno(state) : rc;
     }
 
     /** A call linked with errno capture, given the capture state to pass first. */

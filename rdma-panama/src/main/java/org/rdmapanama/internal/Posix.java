@@ -114,22 +114,49 @@ public final class Posix {
         return Errno.check(Libc.eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), "eventfd", what);
     }
 
+    /**
+     * Native memory for the allocation-free calls ({@link #pollBoth(Scratch, int, int, int)},
+     * {@link #signal(Scratch, int)}, {@link #drain(Scratch, int)}): made once, then used by
+     * one thread at a time.
+     */
+    public static final class Scratch {
+        private final MemorySegment pollFds;
+        private final MemorySegment counter;
+        private final MemorySegment state;
+
+        public Scratch(Arena arena) {
+            // Slices made here, never per call: a slice is an object.
+            this.pollFds = arena.allocate(POLLFD, 2);
+            this.counter = arena.allocate(JAVA_LONG);
+            this.state = Libc.allocateCallState(arena);
+        }
+    }
+
     /** Adds 1 to eventfd {@code fd}, which makes it readable (a full counter, EAGAIN, is readable too). */
     public static void signal(int fd) {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment one = a.allocate(JAVA_LONG);
-            one.set(JAVA_LONG, 0, 1L);
-            long rc = Libc.write(fd, one, 8L);
-            assert rc == 8 || rc == -Errno.EAGAIN;
+            signal(new Scratch(a), fd);
         }
+    }
+
+    /** {@link #signal(int)} in {@code s}: allocates nothing. */
+    public static void signal(Scratch s, int fd) {
+        s.counter.set(JAVA_LONG, 0, 1L);
+        long rc = Libc.write(s.state, fd, s.counter, 8L);
+        assert rc == 8 || rc == -Errno.EAGAIN;
     }
 
     /** Resets eventfd {@code fd} to 0 (not readable). */
     public static void drain(int fd) {
         try (Arena a = Arena.ofConfined()) {
-            long rc = Libc.read(fd, a.allocate(JAVA_LONG), 8L);
-            assert rc == 8 || rc == -Errno.EAGAIN; // EAGAIN: already 0
+            drain(new Scratch(a), fd);
         }
+    }
+
+    /** {@link #drain(int)} in {@code s}: allocates nothing. */
+    public static void drain(Scratch s, int fd) {
+        long rc = Libc.read(s.state, fd, s.counter, 8L);
+        assert rc == 8 || rc == -Errno.EAGAIN; // EAGAIN: already 0
     }
 
     /** close(2); the fd is gone whatever it returns. */
@@ -138,37 +165,41 @@ public final class Posix {
     }
 
     /** Bits of {@link #pollBoth}'s answer. */
-    public static final int FIRST_READABLE = 1, SECOND_READABLE = 2, FIRST_FAILED = 4;
+    public static final int FIRST_READABLE = 1, SECOND_READABLE = 2, FIRST_FAILED = 4, SECOND_FAILED = 8;
 
     /**
      * Waits up to {@code timeoutMillis} (-1: no limit) until {@code first} or
      * {@code second} is readable. Returns a mask of {@link #FIRST_READABLE},
-     * {@link #SECOND_READABLE} and {@link #FIRST_FAILED} (error, hang-up or
-     * not open, with nothing to read), 0 on timeout or EINTR, or -errno.
+     * {@link #SECOND_READABLE}, {@link #FIRST_FAILED} and {@link #SECOND_FAILED}
+     * (error, hang-up or not open, with nothing to read), 0 on timeout or EINTR, or -errno.
      */
     public static int pollBoth(int first, int second, int timeoutMillis) {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment pfd = a.allocate(POLLFD, 2);
-            pfd.set(JAVA_INT, 0, first);
-            pfd.set(JAVA_SHORT, 4, POLLIN);
-            pfd.set(JAVA_INT, 8, second);
-            pfd.set(JAVA_SHORT, 12, POLLIN);
-            int rc = Libc.poll(pfd, 2L, timeoutMillis);
-            if (rc < 0) {
-                return rc == -Errno.EINTR ? 0 : rc;
-            }
-            short r1 = pfd.get(JAVA_SHORT, 6);
-            short r2 = pfd.get(JAVA_SHORT, 14);
-            int mask = 0;
-            if ((r1 & POLLIN) != 0) {
-                mask |= FIRST_READABLE;
-            } else if ((r1 & (POLLERR | POLLHUP | POLLNVAL)) != 0) {
-                mask |= FIRST_FAILED;
-            }
-            if ((r2 & POLLIN) != 0) {
-                mask |= SECOND_READABLE;
-            }
-            return mask;
+            return pollBoth(new Scratch(a), first, second, timeoutMillis);
         }
+    }
+
+    /** {@link #pollBoth(int, int, int)} in {@code s}: allocates nothing. */
+    public static int pollBoth(Scratch s, int first, int second, int timeoutMillis) {
+        MemorySegment pfd = s.pollFds;
+        pfd.set(JAVA_INT, 0, first);
+        pfd.set(JAVA_SHORT, 4, POLLIN);
+        pfd.set(JAVA_SHORT, 6, (short) 0);
+        pfd.set(JAVA_INT, 8, second);
+        pfd.set(JAVA_SHORT, 12, POLLIN);
+        pfd.set(JAVA_SHORT, 14, (short) 0);
+        int rc = Libc.poll(s.state, pfd, 2L, timeoutMillis);
+        if (rc < 0) {
+            return rc == -Errno.EINTR ? 0 : rc;
+        }
+        return readiness(pfd.get(JAVA_SHORT, 6), FIRST_READABLE, FIRST_FAILED)
+                | readiness(pfd.get(JAVA_SHORT, 14), SECOND_READABLE, SECOND_FAILED);
+    }
+
+    private static int readiness(short revents, int readable, int failed) {
+        if ((revents & POLLIN) != 0) {
+            return readable; // read what is there first; the next poll reports the error alone
+        }
+        return (revents & (POLLERR | POLLHUP | POLLNVAL)) != 0 ? failed : 0;
     }
 }

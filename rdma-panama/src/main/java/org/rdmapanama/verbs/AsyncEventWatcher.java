@@ -45,9 +45,8 @@ final class AsyncEventWatcher {
     private int users; // guarded by the class
     private boolean pinned; // guarded by the class
     private boolean stopped; // guarded by this: set before the context may be closed
-    /** Signalled on stop, so the thread can wait on the async fd with no timeout; closed by the thread, under this. */
-    private final int wakeFd;
-    private boolean wakeClosed; // guarded by this
+    /** Signalled on stop, so the thread can wait on the async fd with no timeout; closed by the thread. */
+    private final Wakeup wakeup;
     private volatile long portEvents; // written by the watcher's thread only
 
     private AsyncEventWatcher(MemorySegment context, String device) throws RdmaException {
@@ -59,7 +58,7 @@ final class AsyncEventWatcher {
         Posix.setNonBlocking(fd, "the async event fd of " + device);
         // An idle watcher sleeps until an event or its stop: no periodic wake-up takes the vCPU of a
         // busy-polling data path (a JVM shares one vCPU in the lab).
-        this.wakeFd = Posix.eventFd("the async event watcher of " + device);
+        this.wakeup = Wakeup.create("the async event watcher of " + device);
     }
 
     /**
@@ -75,7 +74,7 @@ final class AsyncEventWatcher {
                 try {
                     Thread.ofPlatform().daemon().name("rdma-async-events-" + device).start(w::run);
                 } catch (RuntimeException | Error e) {
-                    Posix.closeFd(w.wakeFd); // its thread would have closed it
+                    w.wakeup.close(); // its thread would have closed it
                     throw e;
                 }
                 BY_CONTEXT.put(w.address, w); // only once its thread runs
@@ -95,10 +94,8 @@ final class AsyncEventWatcher {
             retire();
             synchronized (this) { // waits for an event being handled right now
                 stopped = true;
-                if (!wakeClosed) {
-                    Posix.signal(wakeFd);
-                }
             }
+            wakeup.signal();
         }
     }
 
@@ -136,10 +133,11 @@ final class AsyncEventWatcher {
     private void run() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment event = VerbsObjects.allocateAsyncEvent(arena);
+            Posix.Scratch scratch = new Posix.Scratch(arena);
             for (;;) {
                 // The stop signal stays readable once written: a poll that starts after the stop returns at
                 // once, so the check after it is the only one needed.
-                int ready = Posix.pollBoth(fd, wakeFd, -1);
+                int ready = Posix.pollBoth(scratch, fd, wakeup.fd(), -1);
                 if (isStopped()) {
                     return; // woken to stop, or the context closed under the poll: expected, not a failure
                 }
@@ -156,10 +154,7 @@ final class AsyncEventWatcher {
             Log.LOG.error("{}: the async event watcher failed; events are no longer read", device, e);
         } finally {
             retire();
-            synchronized (this) {
-                wakeClosed = true;
-                Posix.closeFd(wakeFd);
-            }
+            wakeup.close();
         }
     }
 
