@@ -43,6 +43,7 @@ public final class QueuePair extends NativeResource {
     private final Bridge.Destroyer destroyer;
     private final Dependent asUser; // this QP, as a user of its CQs and SRQ
     private final List<SendRequest> sendRequests = new ArrayList<>(); // guarded by itself
+    private final SingleReceive singleReceive;
 
     private QueuePair(ProtectionDomain pd, Native qp, QueuePairConfig config, MemorySegment initAttr,
                       Bridge.Destroyer destroyer, Dependent asUser) {
@@ -62,6 +63,7 @@ public final class QueuePair extends NativeResource {
         this.badWr = MemorySegment.ofAddress(arena().allocate(ADDRESS).address()).reinterpret(ADDRESS.byteSize());
         this.destroyer = destroyer;
         this.asUser = asUser;
+        this.singleReceive = new SingleReceive(arena());
         asUser.name(description());
     }
 
@@ -226,6 +228,25 @@ public final class QueuePair extends NativeResource {
         } catch (IllegalStateException e) {
             throw translate(e);
         }
+        if (rc != 0) {
+            throw postFailure("ibv_post_recv", rc);
+        }
+    }
+
+    /**
+     * {@code ibv_post_recv} of one receive of {@code length} bytes at
+     * {@code offset} of {@code region}, completing with {@code wrId}: the
+     * repost of one buffer, from any thread, allocating nothing (one
+     * pre-built WR under a lock). For batches use {@link #newReceiveRequest}.
+     *
+     * @throws IllegalArgumentException if the buffer is not inside {@code region}, or it lacks LOCAL_WRITE
+     * @throws ClosedResourceException  if this QP or {@code region} is closed
+     */
+    public void postRecv(MemoryRegion region, long offset, int length, long wrId) throws RdmaException {
+        if (config.srq() != null) {
+            throw new IllegalStateException(this + " receives through its shared receive queue; post there");
+        }
+        int rc = singleReceive.post(this, postRecvFn, badWr, region, offset, length, wrId);
         if (rc != 0) {
             throw postFailure("ibv_post_recv", rc);
         }

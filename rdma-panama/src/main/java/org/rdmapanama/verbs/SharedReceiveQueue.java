@@ -22,6 +22,7 @@ public final class SharedReceiveQueue extends NativeResource {
     private final int maxSge;
     private final MemorySegment postFn;
     private final MemorySegment badWr;
+    private final SingleReceive singleReceive;
 
     private SharedReceiveQueue(ProtectionDomain pd, Native srq, int maxSge) {
         super("SharedReceiveQueue on " + pd.context().device().name(), srq, pd);
@@ -29,6 +30,7 @@ public final class SharedReceiveQueue extends NativeResource {
         this.maxSge = maxSge;
         this.postFn = pd.context().postSrqRecvFn;
         this.badWr = MemorySegment.ofAddress(arena().allocate(ADDRESS).address()).reinterpret(ADDRESS.byteSize());
+        this.singleReceive = new SingleReceive(arena());
     }
 
     static SharedReceiveQueue create(ProtectionDomain pd, int maxWr, int maxSge) throws RdmaException {
@@ -80,6 +82,20 @@ public final class SharedReceiveQueue extends NativeResource {
         } catch (IllegalStateException e) {
             throw translate(e);
         }
+        if (rc != 0) {
+            throw Errno.failure("ibv_post_srq_recv", description(), rc);
+        }
+    }
+
+    /**
+     * {@code ibv_post_srq_recv} of one receive: {@link QueuePair#postRecv(MemoryRegion, long, int, long)}'s
+     * twin, from any thread, allocating nothing.
+     *
+     * @throws IllegalArgumentException if the buffer is not inside {@code region}, or it lacks LOCAL_WRITE
+     * @throws ClosedResourceException  if this SRQ or {@code region} is closed
+     */
+    public void postRecv(MemoryRegion region, long offset, int length, long wrId) throws RdmaException {
+        int rc = singleReceive.post(this, postFn, badWr, region, offset, length, wrId);
         if (rc != 0) {
             throw Errno.failure("ibv_post_srq_recv", description(), rc);
         }
