@@ -7,8 +7,10 @@ import org.rdmapanama.ffi.ibv_device;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.rdmapanama.ffi.Rdma.C_INT;
 import static org.rdmapanama.ffi.Rdma.C_LONG;
 import static org.rdmapanama.ffi.Rdma.C_POINTER;
@@ -137,6 +139,59 @@ public final class Verbs {
     /** {@code ibv_ack_cq_events} (void): acknowledges {@code count} events of {@code cq}. */
     public static void ackCqEvents(MemorySegment cq, int count) {
         Rdma.ibv_ack_cq_events(cq, count);
+    }
+
+    /**
+     * {@code ibv_get_cq_event} and {@code ibv_ack_cq_events} for a wait that
+     * repeats: linked directly (no {@link NativeCall} boxing) with the errno
+     * capture state from the caller, so a call allocates nothing. The ack takes
+     * the CQ by address: a CQ being destroyed waits in libibverbs for this very
+     * ack, so its Java segment may already be closed.
+     */
+    public static final class CqEvents {
+        private CqEvents() {}
+
+        private static final MethodHandle GET;
+        private static final MethodHandle ACK;
+
+        static {
+            try {
+                GET = Link.withErrno(NativeLibraries.symbol("ibv_get_cq_event"),
+                        FunctionDescriptor.of(C_INT, C_POINTER, C_POINTER, C_POINTER));
+                ACK = Link.plain(NativeLibraries.symbol("ibv_ack_cq_events"),
+                        FunctionDescriptor.ofVoid(JAVA_LONG, C_INT));
+            } catch (RdmaException e) {
+                throw new IllegalStateException(e.getMessage(), e);
+            }
+        }
+
+        /** Links both now, so that the first wait cannot fail on it. */
+        public static void link() {
+        }
+
+        /** {@code ibv_get_cq_event}: 0, or -errno ({@code -EAGAIN} on a non-blocking channel with no event). */
+        public static int get(MemorySegment state, MemorySegment channel, MemorySegment cqOut, MemorySegment ctxOut) {
+            int rc;
+            try {
+                rc = (int) GET.invokeExact(state, channel, cqOut, ctxOut);
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new IllegalStateException("ibv_get_cq_event", t);
+            }
+            return rc == -1 ? -Link.errno(state) : Errno.ofStatus(rc);
+        }
+
+        /** {@code ibv_ack_cq_events} of the CQ at {@code cq}. */
+        public static void ack(long cq, int count) {
+            try {
+                ACK.invokeExact(cq, count);
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new IllegalStateException("ibv_ack_cq_events", t);
+            }
+        }
     }
 
     /** {@code ibv_ack_async_event} (void). */

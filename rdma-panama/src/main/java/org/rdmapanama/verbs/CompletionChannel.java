@@ -11,8 +11,7 @@ import org.rdmapanama.internal.VerbsObjects;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Arrays;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
@@ -27,7 +26,12 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 public final class CompletionChannel extends NativeResource {
     private final DeviceContext context;
     private final int fd;
-    private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
+    /**
+     * The attached CQs, copied on change: a waiter looks one up by address on
+     * every event, and a scan of a few entries allocates nothing (a map keyed
+     * by a boxed address would). Channels serve a few CQs each.
+     */
+    private volatile CompletionQueue[] queues = new CompletionQueue[0];
 
     CompletionChannel(DeviceContext context, Native channel) throws RdmaException {
         super("CompletionChannel on " + context.device().name(), channel, context);
@@ -36,12 +40,42 @@ public final class CompletionChannel extends NativeResource {
         Posix.setNonBlocking(fd, description());
     }
 
-    void attach(CompletionQueue cq) {
-        queues.put(cq.address(), cq);
+    synchronized void attach(CompletionQueue cq) {
+        CompletionQueue[] q = Arrays.copyOf(queues, queues.length + 1);
+        q[q.length - 1] = cq;
+        queues = q;
     }
 
-    void detach(CompletionQueue cq) {
-        queues.remove(cq.address());
+    synchronized void detach(CompletionQueue cq) {
+        queues = Arrays.stream(queues).filter(c -> c != cq).toArray(CompletionQueue[]::new);
+    }
+
+    /** The attached CQ at {@code address}, or null (it closed meanwhile). */
+    CompletionQueue queueAt(long address) {
+        for (CompletionQueue cq : queues) {
+            if (cq.address() == address) {
+                return cq;
+            }
+        }
+        return null;
+    }
+
+    int fd() {
+        return fd;
+    }
+
+    /**
+     * A waiter for this thread alone that sleeps in poll(2) on this channel and
+     * on {@code wakeup} at once, allocating nothing per wait: what an event
+     * loop that also runs tasks needs. While it is open this channel refuses to
+     * close; close it on this thread first. See {@link CompletionWaiter}.
+     */
+    public CompletionWaiter newWaiter(Wakeup wakeup) {
+        checkOpen();
+        if (wakeup.isClosed()) {
+            throw wakeup.closedError();
+        }
+        return new CompletionWaiter(this, wakeup);
     }
 
     MemorySegment channel() {
@@ -76,7 +110,7 @@ public final class CompletionChannel extends NativeResource {
                     throw Errno.failure("ibv_get_cq_event", description(), rc);
                 }
                 long cqAddress = cqOut.get(ADDRESS, 0).address();
-                CompletionQueue cq = queues.get(cqAddress);
+                CompletionQueue cq = queueAt(cqAddress);
                 // Acknowledge at once: ibv_destroy_cq waits for every event to be acked.
                 Verbs.ackCqEvents(MemorySegment.ofAddress(cqAddress), 1);
                 if (cq != null) {
@@ -88,9 +122,9 @@ public final class CompletionChannel extends NativeResource {
     }
 
     /** Open, and none of its CQs overran: an overrun CQ sends no more events, so say so now. */
-    private void checkUsable() throws RdmaException {
+    void checkUsable() throws RdmaException {
         checkOpen();
-        for (CompletionQueue cq : queues.values()) {
+        for (CompletionQueue cq : queues) {
             if (cq.hasOverrun()) {
                 throw cq.overrunError();
             }
