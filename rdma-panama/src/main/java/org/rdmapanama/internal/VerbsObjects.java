@@ -109,6 +109,11 @@ public final class VerbsObjects {
         return ibv_async_event.element.cq(ibv_async_event.element(event)).address();
     }
 
+    /** The address of the event's QP. */
+    public static long asyncEventQp(MemorySegment event) {
+        return ibv_async_event.element.qp(ibv_async_event.element(event)).address();
+    }
+
     /** The number of the event's QP. */
     public static int asyncEventQpNumber(MemorySegment event) {
         return QpAttributes.qpNumber(ibv_async_event.element.qp(ibv_async_event.element(event)));

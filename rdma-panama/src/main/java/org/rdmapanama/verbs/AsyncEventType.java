@@ -21,6 +21,11 @@ public enum AsyncEventType {
         };
     }
 
+    /** Whether the event moved its QP to the error state (an affiliated asynchronous error). */
+    boolean isQpFatal() {
+        return this == QP_FATAL || this == QP_REQ_ERR || this == QP_ACCESS_ERR;
+    }
+
     /** Which member of the C event's {@code element} union names the object. */
     enum Element { CQ, QP, SRQ, WQ, PORT, NONE }
 

@@ -10,7 +10,9 @@ import org.slf4j.LoggerFactory;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -21,7 +23,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * reported on the object has been acknowledged, so an unread event would hang
  * a close. A CQ overrun ({@code IBV_EVENT_CQ_ERR}: the provider dropped
  * completions) marks the {@link CompletionQueue}, whose next poll throws;
- * the other events are logged.
+ * a QP's fatal error ({@link AsyncEventType#isQpFatal}) completes that
+ * {@link QueuePair#fatalEvent}, and {@code DEVICE_FATAL} those of every QP of
+ * the context, after the event was acknowledged and outside the watcher's
+ * lock, so that a stage may close the QP; the other events are logged.
  * <p>
  * One watcher per {@code ibv_context}, shared by every {@link DeviceContext}
  * wrapping it. librdmacm hands each connection the same context and keeps it
@@ -42,6 +47,9 @@ final class AsyncEventWatcher {
     private final String device;
     private final int fd;
     private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
+    private final Map<Long, QueuePair> queuePairs = new ConcurrentHashMap<>();
+    private record Fatal(QueuePair qp, AsyncEventType type) {}
+    private final List<Fatal> fatals = new ArrayList<>(); // the watcher's thread only
     private int users; // guarded by the class
     private boolean pinned; // guarded by the class
     private boolean stopped; // guarded by this: set before the context may be closed
@@ -130,6 +138,15 @@ final class AsyncEventWatcher {
         queues.remove(cq.address(), cq);
     }
 
+    /** From the QP's creation until just before its destroy: the address is its own only until then. */
+    void watch(QueuePair qp) {
+        queuePairs.put(qp.qp().address(), qp);
+    }
+
+    void unwatch(QueuePair qp) {
+        queuePairs.remove(qp.qp().address(), qp);
+    }
+
     private void run() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment event = VerbsObjects.allocateAsyncEvent(arena);
@@ -146,7 +163,9 @@ final class AsyncEventWatcher {
                             ready < 0 ? -ready : Errno.EIO));
                     return;
                 }
-                if ((ready & Posix.FIRST_READABLE) != 0 && !drain(event)) {
+                boolean more = (ready & Posix.FIRST_READABLE) == 0 || drain(event);
+                completeFatals();
+                if (!more) {
                     return;
                 }
             }
@@ -205,6 +224,9 @@ final class AsyncEventWatcher {
             case QP -> {
                 int qpn = VerbsObjects.asyncEventQpNumber(event);
                 logEvent(type, "QP " + qpn);
+                for (QueuePair qp : fatalTargets(type, VerbsObjects.asyncEventQp(event))) {
+                    fatals.add(new Fatal(qp, type));
+                }
             }
             case PORT -> {
                 portEvents++;
@@ -214,9 +236,33 @@ final class AsyncEventWatcher {
                 if (type == AsyncEventType.DEVICE_FATAL || type == AsyncEventType.UNKNOWN) { // unknown: assume the worst
                     portEvents++;
                 }
+                for (QueuePair qp : fatalTargets(type, 0)) {
+                    fatals.add(new Fatal(qp, type));
+                }
                 logEvent(type, "the device");
             }
         }
+    }
+
+    /** The QPs whose {@link QueuePair#fatalEvent} an event of {@code type} on the QP at {@code qpAddress} completes. */
+    List<QueuePair> fatalTargets(AsyncEventType type, long qpAddress) {
+        if (type == AsyncEventType.DEVICE_FATAL) {
+            return List.copyOf(queuePairs.values());
+        }
+        QueuePair qp = type.isQpFatal() ? queuePairs.get(qpAddress) : null;
+        return qp == null ? List.of() : List.of(qp);
+    }
+
+    /**
+     * Completes the QPs' fatal-event futures: on this thread, which runs their
+     * stages, but after the acks and outside the lock, since a stage that
+     * closes its QP makes ibv_destroy_qp wait for the ack of that very event.
+     */
+    private void completeFatals() {
+        for (Fatal f : fatals) {
+            f.qp().fatal(f.type()); // a stage's exception stays in its own future
+        }
+        fatals.clear();
     }
 
     private void logEvent(AsyncEventType type, String what) {

@@ -13,6 +13,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
@@ -25,6 +26,8 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  * <p>
  * What the transport lacks is refused when a work request is built for this
  * QP, never at post time: see {@link SendRequest}.
+ * <p>
+ * The device's fatal errors for this QP come as {@link #fatalEvent()}.
  */
 public final class QueuePair extends NativeResource {
     /** The Q_Key UD QPs use unless told otherwise (perftest's and rdma_cm's). */
@@ -44,6 +47,7 @@ public final class QueuePair extends NativeResource {
     private final Dependent asUser; // this QP, as a user of its CQs and SRQ
     private final List<SendRequest> sendRequests = new ArrayList<>(); // guarded by itself
     private final SingleReceive singleReceive;
+    private final CompletableFuture<AsyncEventType> fatal = new CompletableFuture<>();
 
     private QueuePair(ProtectionDomain pd, Native qp, QueuePairConfig config, MemorySegment initAttr,
                       Bridge.Destroyer destroyer, Dependent asUser) {
@@ -65,6 +69,11 @@ public final class QueuePair extends NativeResource {
         this.asUser = asUser;
         this.singleReceive = new SingleReceive(arena());
         asUser.name(description());
+    }
+
+    @Override
+    void opened() {
+        context.events().watch(this);
     }
 
     static QueuePair create(ProtectionDomain pd, QueuePairConfig config) throws RdmaException {
@@ -180,6 +189,26 @@ public final class QueuePair extends NativeResource {
 
     MemorySegment qp() {
         return handle();
+    }
+
+    /**
+     * Completes, once, with the first asynchronous event that put this QP in
+     * error: {@link AsyncEventType#QP_FATAL}, {@code QP_REQ_ERR}, {@code QP_ACCESS_ERR}
+     * for it, or {@code DEVICE_FATAL} for its device; exceptionally with
+     * {@link ClosedResourceException} when it closes without one. Many errors
+     * come as error completions instead (a retry exhausted): poll for those.
+     * Each call returns a new dependent future (completing or cancelling it
+     * affects no other caller). Stages run on the device's async event thread
+     * (or the closing thread), which meanwhile handles no other event: hand
+     * anything slow to an executor.
+     */
+    public CompletableFuture<AsyncEventType> fatalEvent() {
+        return fatal.copy();
+    }
+
+    /** From the context's {@link AsyncEventWatcher}, after the event was acked. */
+    void fatal(AsyncEventType type) {
+        fatal.complete(type);
     }
 
     long badWrAddress() {
@@ -346,11 +375,13 @@ public final class QueuePair extends NativeResource {
 
     @Override
     void destroy(MemorySegment raw) throws RdmaException {
+        context.events().unwatch(this);
         destroyer.destroy(raw);
     }
 
     @Override
     void released() {
+        fatal.completeExceptionally(closedError());
         config.sendCq().removeUser(asUser);
         config.recvCq().removeUser(asUser);
         if (config.srq() != null) {
