@@ -344,6 +344,11 @@ public final class QueuePair extends NativeResource {
         }
 
         @Override
+        public DeviceContext borrowContext(MemorySegment ibvContext, Bridge.Destroyer release) throws RdmaException {
+            return DeviceContext.borrow(ibvContext, release::destroy);
+        }
+
+        @Override
         public void fillQpInitAttr(MemorySegment attr, ProtectionDomain pd, QueuePairConfig config) {
             QueuePairInit.fill(attr, pd, config);
         }
