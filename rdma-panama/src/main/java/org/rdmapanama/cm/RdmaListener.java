@@ -64,6 +64,7 @@ public final class RdmaListener implements AutoCloseable {
             try (Arena a = Arena.ofConfined()) {
                 id.status(Cm.BIND_ADDR, address.toString(), CmId.sockaddr(a, address));
             }
+            AcceptWarmup.prepare(id, options); // before listening: no peer waits for it
             id.status(Cm.LISTEN, address.toString(), backlog);
             ok = true;
             return l;

@@ -73,6 +73,14 @@ public final class Cm {
         Rdma.rdma_destroy_event_channel(channel);
     }
 
+    /** Links the calls a passive connection makes, so that the first one does not wait for the linker. */
+    public static void linkAccept() throws RdmaException {
+        for (NativeCall c : new NativeCall[] {CREATE_QP, ACCEPT, REJECT, DISCONNECT, DESTROY_ID}) {
+            c.link();
+        }
+        Rdma.rdma_destroy_qp$handle(); // its holder class links it
+    }
+
     /** {@code rdma_destroy_qp} returns void. */
     public static void destroyQp(java.lang.foreign.MemorySegment id) {
         Rdma.rdma_destroy_qp(id);
