@@ -12,7 +12,7 @@ final class ActiveSetup {
     private ActiveSetup() {}
 
     static RdmaConnection resolve(InetSocketAddress remote, InetSocketAddress local, ConnectionOptions options,
-                                  Duration timeout) throws RdmaException, InterruptedException {
+                                  Duration timeout, SharedResources shared) throws RdmaException, InterruptedException {
         CmEventLoop loop = CmEventLoop.shared(); // first use loads and links librdmacm: not part of the budget
         loop.refuseBlockingOnLoop("resolve");
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -29,11 +29,12 @@ final class ActiveSetup {
             }
             throw e;
         }
-        return build(loop, events, id, options, remote); // here, not on the loop thread: callers make QPs in parallel
+        return build(loop, events, id, options, remote, shared); // here, not on the loop thread: callers make QPs in parallel
     }
 
     static CompletableFuture<RdmaConnection> resolveAsync(InetSocketAddress remote, InetSocketAddress local,
-                                                          ConnectionOptions options, Duration timeout, CmEventLoop loop) {
+                                                          ConnectionOptions options, Duration timeout, CmEventLoop loop,
+                                                          SharedResources shared) {
         CompletableFuture<CmId> routed;
         CmEndpoint events = new CmEndpoint();
         try {
@@ -49,7 +50,7 @@ final class ActiveSetup {
             }
             RdmaConnection c;
             try {
-                c = build(loop, events, id, options, remote);
+                c = build(loop, events, id, options, remote, shared);
             } catch (RdmaException | RuntimeException x) {
                 result.completeExceptionally(x);
                 return;
@@ -66,12 +67,33 @@ final class ActiveSetup {
         return result;
     }
 
-    /** The connection on a resolved cm_id: PD, CQ and QP; on failure, frees the cm_id. */
+    /** Resolves, then connects with {@code privateData} within {@code timeout}; a failed connect closes the connection. */
+    static CompletableFuture<RdmaConnection> connectAsync(InetSocketAddress remote, InetSocketAddress local,
+                                                          ConnectionOptions options, byte[] privateData,
+                                                          Duration timeout, CmEventLoop loop, SharedResources shared) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        return resolveAsync(remote, local, options, timeout, loop, shared).thenCompose(c -> {
+            CompletableFuture<RdmaConnection> f;
+            try {
+                f = c.connectAsync(privateData, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            } catch (RuntimeException e) {
+                f = CompletableFuture.failedFuture(e);
+            }
+            return f.whenComplete((ok, e) -> {
+                if (e != null) {
+                    Cleanup.closeQuietly(c);
+                }
+            });
+        });
+    }
+
+    /** The connection on a resolved cm_id: its QP (and PD and CQ unless shared); on failure, frees the cm_id. */
     private static RdmaConnection build(CmEventLoop loop, CmEndpoint events, CmId id, ConnectionOptions options,
-                                        InetSocketAddress remote) throws RdmaException {
+                                        InetSocketAddress remote, SharedResources shared) throws RdmaException {
         boolean ok = false;
         try {
-            RdmaConnection c = new RdmaConnection(loop, events, id, options, remote.toString(), RdmaConnection.State.RESOLVED);
+            RdmaConnection c = new RdmaConnection(loop, events, id, options, remote.toString(), RdmaConnection.State.RESOLVED,
+                    shared);
             ok = true;
             return c;
         } finally {

@@ -2,8 +2,13 @@ package org.rdmapanama.cm;
 
 import org.rdmapanama.error.RdmaException;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -11,10 +16,31 @@ import java.util.function.Supplier;
  * each {@link #next} future takes the oldest one not yet taken (see {@link Mailbox}).
  */
 final class CmEndpoint implements CmEventLoop.Target {
+    private volatile Consumer<CmEvent> watcher = ev -> { };
     private final Mailbox<CmEvent> events = new Mailbox<>(ev -> { }); // an event nobody waits for any more is dropped
 
     CompletableFuture<CmEvent> next() {
         return events.take();
+    }
+
+    /** The next event, waiting up to {@code timeout}; null if none came. */
+    CmEvent nextWithin(Duration timeout) throws RdmaException, InterruptedException {
+        CompletableFuture<CmEvent> f = next();
+        try {
+            return f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            return f.cancel(false) ? null : f.join(); // or it came in between
+        } catch (InterruptedException e) {
+            f.cancel(false);
+            throw e;
+        } catch (ExecutionException e) {
+            throw CmFutures.rethrow(e.getCause());
+        }
+    }
+
+    /** Sees every event first, on the loop thread, whether or not anybody waits for it. */
+    void watch(Consumer<CmEvent> watcher) {
+        this.watcher = watcher;
     }
 
     /**
@@ -42,6 +68,7 @@ final class CmEndpoint implements CmEventLoop.Target {
 
     @Override
     public void onEvent(CmEvent event) {
+        watcher.accept(event);
         events.offer(event);
     }
 

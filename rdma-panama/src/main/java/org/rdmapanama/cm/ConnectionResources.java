@@ -3,20 +3,24 @@ package org.rdmapanama.cm;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.internal.Bridge;
 import org.rdmapanama.internal.QpAttributes;
+import org.rdmapanama.internal.Verbs;
+import org.rdmapanama.internal.VerbsObjects;
 import org.rdmapanama.verbs.CompletionQueue;
 import org.rdmapanama.verbs.DeviceContext;
 import org.rdmapanama.verbs.ProtectionDomain;
 import org.rdmapanama.verbs.QueuePair;
 import org.rdmapanama.verbs.QueuePairConfig;
+import org.rdmapanama.verbs.QueuePairType;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
  * A connection's verbs objects on its cm_id's device: the context librdmacm
- * opened (borrowed), a PD, a CQ and the QP rdma_create_qp makes; and their
- * teardown, which frees them and then the cm_id, and which a close may have
- * to retry while a call on another thread still uses one of them.
+ * opened (borrowed), a PD, a CQ and the QP rdma_create_qp makes, or with
+ * {@link SharedResources} only the QP; and their teardown, which frees what
+ * it owns and then the cm_id, and which a close may have to retry while a
+ * call on another thread still uses one of them.
  */
 final class ConnectionResources {
     final DeviceContext context;
@@ -24,6 +28,8 @@ final class ConnectionResources {
     final CompletionQueue cq;
     final QueuePair qp;
     private final CmId id;
+    /** Set when the context, PD and CQ are the caller's: teardown then frees only the QP. */
+    private final boolean shared;
     /** Set while the verbs objects or the cm_id are still to be freed. */
     private volatile boolean teardownPending;
     /** Not the connection's monitor: a close may wait seconds for a call, and event handling must not. */
@@ -31,6 +37,7 @@ final class ConnectionResources {
 
     ConnectionResources(CmId id, ConnectionOptions options, String peer) throws RdmaException {
         this.id = id;
+        this.shared = false;
         DeviceContext ctx = null;
         try {
             ctx = id.withVerbs(v -> verbs().borrowContext(v));
@@ -49,6 +56,28 @@ final class ConnectionResources {
             }
             throw t;
         }
+    }
+
+    /**
+     * Only the QP, made with {@code with}'s PD, CQs and SRQ; refused, freeing
+     * nothing, if rdma_cm put the cm_id on another device than theirs.
+     */
+    ConnectionResources(CmId id, ConnectionOptions options, String peer, SharedResources with) throws RdmaException {
+        this.id = id;
+        this.shared = true;
+        this.context = with.context();
+        this.pd = with.pd();
+        this.cq = with.sendCq();
+        MemorySegment mine = CmContexts.handleOf(context);
+        String landed = id.withVerbs(v -> v.equals(mine) ? null
+                : v.equals(MemorySegment.NULL) ? "no device" : Verbs.deviceName(MemorySegment.ofAddress(VerbsObjects.deviceOf(v))));
+        if (landed != null) {
+            throw new RdmaException("the connection with " + peer + " is on " + landed + " (rdma_cm picks the device"
+                    + " by address), but its shared resources are on " + context.device().name()
+                    + (mine == null ? " (whose context is closed)" : ""));
+        }
+        this.qp = createQp(new QueuePairConfig(QueuePairType.RC, with.sendCq(), with.recvCq(), with.srq(), options.caps()),
+                "connection with " + peer + " on " + context.device().name());
     }
 
     /** The verbs objects' package-private parts, through {@link Bridge}. */
@@ -70,7 +99,7 @@ final class ConnectionResources {
         return teardownPending;
     }
 
-    /** Frees QP, CQ, PD (the context's close does, newest first) and then the cm_id. */
+    /** Frees QP, CQ, PD (the context's close does, newest first), or only the QP if shared, then the cm_id. */
     void teardown() throws RdmaException {
         teardownPending = true;
         retryTeardown();
@@ -88,7 +117,11 @@ final class ConnectionResources {
             }
             RdmaException first = null;
             try {
-                context.close();
+                if (shared) {
+                    qp.close();
+                } else {
+                    context.close();
+                }
             } catch (RdmaException e) {
                 first = e; // the C side failed: the Java side is closed anyway
             }

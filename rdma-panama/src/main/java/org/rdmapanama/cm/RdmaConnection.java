@@ -2,7 +2,6 @@ package org.rdmapanama.cm;
 
 import org.rdmapanama.error.ClosedResourceException;
 import org.rdmapanama.error.RdmaException;
-import org.rdmapanama.internal.Cleanup;
 import org.rdmapanama.internal.Cm;
 import org.rdmapanama.internal.CmStructs;
 import org.rdmapanama.internal.Errno;
@@ -17,15 +16,15 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * An RC connection set up through rdma_cm, the only way iWARP connects (and
  * one way for RoCE and InfiniBand). It owns its cm_id, protection domain,
- * completion queue and queue pair, and closes them in reverse order. Its
+ * completion queue and queue pair, and closes them in reverse order; made with
+ * {@link SharedResources}, it owns only its QP and cm_id. Its
  * cm_id's events arrive through a {@link CmEventLoop} (the process's
  * {@linkplain CmEventLoop#shared() shared} one unless given), which no
  * thread of the connection waits on: setup is asynchronous
@@ -42,6 +41,7 @@ import java.util.concurrent.TimeoutException;
  * CONNECT_ERROR, DEVICE_REMOVAL) and every timeout becomes a {@link CmException}
  * (in a future: completes it exceptionally). The futures' stages run on the
  * loop thread unless they use an {@code ...Async} stage with an executor.
+ * Once established, {@link #ended()} is the one signal that it ended, for whatever reason.
  */
 public final class RdmaConnection implements AutoCloseable {
     private static final class Log { // lazily: see org.rdmapanama.internal.Cleanup
@@ -49,7 +49,6 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     enum State { RESOLVED, REQUESTED, ESTABLISHED, DISCONNECTED, CLOSED }
-
 
     private final CmEventLoop loop;
     private final CmEndpoint events;
@@ -61,16 +60,19 @@ public final class RdmaConnection implements AutoCloseable {
     private volatile byte[] peerPrivateData = new byte[0];
     private int peerInitiatorDepth;
     private int peerResponderResources;
+    private final ConnectionEnding ending = new ConnectionEnding(this);
 
     RdmaConnection(CmEventLoop loop, CmEndpoint events, CmId id, ConnectionOptions options, String peer,
-                           State state) throws RdmaException {
+                   State state, SharedResources shared) throws RdmaException {
         this.loop = loop;
         this.events = events;
         this.id = id;
         this.options = options;
         this.peer = peer;
         this.state = state;
-        this.resources = new ConnectionResources(id, options, peer);
+        this.resources = shared == null ? new ConnectionResources(id, options, peer)
+                : new ConnectionResources(id, options, peer, shared);
+        events.watch(ending::onEvent);
     }
 
     /**
@@ -80,7 +82,14 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public static RdmaConnection resolve(InetSocketAddress remote, InetSocketAddress local, ConnectionOptions options,
                                          Duration timeout) throws RdmaException, InterruptedException {
-        return ActiveSetup.resolve(remote, local, options, timeout);
+        return ActiveSetup.resolve(remote, local, options, timeout, null);
+    }
+
+    /** {@link #resolve}, making only the QP, with {@code shared}'s PD, CQs and SRQ (also below). */
+    public static RdmaConnection resolve(InetSocketAddress remote, InetSocketAddress local, ConnectionOptions options,
+                                         Duration timeout, SharedResources shared)
+            throws RdmaException, InterruptedException {
+        return ActiveSetup.resolve(remote, local, options, timeout, Objects.requireNonNull(shared, "shared"));
     }
 
     /**
@@ -101,7 +110,14 @@ public final class RdmaConnection implements AutoCloseable {
     public static CompletableFuture<RdmaConnection> resolveAsync(InetSocketAddress remote, InetSocketAddress local,
                                                                  ConnectionOptions options, Duration timeout,
                                                                  CmEventLoop loop) {
-        return ActiveSetup.resolveAsync(remote, local, options, timeout, loop);
+        return ActiveSetup.resolveAsync(remote, local, options, timeout, loop, null);
+    }
+
+    public static CompletableFuture<RdmaConnection> resolveAsync(InetSocketAddress remote, InetSocketAddress local,
+                                                                 ConnectionOptions options, Duration timeout,
+                                                                 CmEventLoop loop, SharedResources shared) {
+        return ActiveSetup.resolveAsync(remote, local, options, timeout, loop,
+                Objects.requireNonNull(shared, "shared"));
     }
 
     /**
@@ -113,46 +129,22 @@ public final class RdmaConnection implements AutoCloseable {
     public static CompletableFuture<RdmaConnection> connectAsync(InetSocketAddress remote, InetSocketAddress local,
                                                                  ConnectionOptions options, byte[] privateData,
                                                                  Duration timeout, CmEventLoop loop) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        return resolveAsync(remote, local, options, timeout, loop).thenCompose(c -> {
-            CompletableFuture<RdmaConnection> f;
-            try {
-                f = c.connectAsync(privateData, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-            } catch (RuntimeException e) {
-                f = CompletableFuture.failedFuture(e);
-            }
-            return f.whenComplete((ok, e) -> {
-                if (e != null) {
-                    Cleanup.closeQuietly(c);
-                }
-            });
-        });
+        return ActiveSetup.connectAsync(remote, local, options, privateData, timeout, loop, null);
     }
 
-    /** Passive side: wraps a CONNECT_REQUEST's new cm_id, whose events already go to {@code events}. */
-    static RdmaConnection fromRequest(CmEventLoop loop, CmEndpoint events, CmEvent request, ConnectionOptions options)
-            throws RdmaException {
-        CmId id = null;
-        boolean ok = false;
-        try {
-            id = CmId.own("rdma_cm_id (accepted)", request.id());
-            RdmaConnection c = new RdmaConnection(loop, events, id, options, "peer", State.REQUESTED);
-            c.peerPrivateData = request.privateData();
-            c.peerInitiatorDepth = request.initiatorDepth();
-            c.peerResponderResources = request.responderResources();
-            ok = true;
-            return c;
-        } finally {
-            if (!ok) {
-                loop.unregister(request.id());
-                events.end(new CmException("the connect request failed", null, 0));
-                if (id != null) {
-                    Cleanup.closeQuietly(id);
-                } else {
-                    CmEventLoop.destroyUnowned(request.id());
-                }
-            }
-        }
+    public static CompletableFuture<RdmaConnection> connectAsync(InetSocketAddress remote, InetSocketAddress local,
+                                                                 ConnectionOptions options, byte[] privateData,
+                                                                 Duration timeout, CmEventLoop loop,
+                                                                 SharedResources shared) {
+        return ActiveSetup.connectAsync(remote, local, options, privateData, timeout, loop,
+                Objects.requireNonNull(shared, "shared"));
+    }
+
+    /** Passive side: what the CONNECT_REQUEST carried. */
+    void requested(CmEvent request) {
+        peerPrivateData = request.privateData();
+        peerInitiatorDepth = request.initiatorDepth();
+        peerResponderResources = request.responderResources();
     }
 
     /** Active side, step 2: {@code rdma_connect} with {@code privateData}; waits for ESTABLISHED. */
@@ -251,37 +243,19 @@ public final class RdmaConnection implements AutoCloseable {
         return CmStructs.connParam(a, privateData, responder, initiator, options.retryCount(), options.rnrRetryCount());
     }
 
-
     /**
      * Waits for the next connection event (DISCONNECTED after the peer left,
      * DEVICE_REMOVAL, ...), or returns null after {@code timeout}.
      */
     public CmEventType awaitEvent(Duration timeout) throws RdmaException, InterruptedException {
         loop.refuseBlockingOnLoop("await an event");
-        CompletableFuture<CmEvent> f = events.next();
-        CmEvent ev;
-        try {
-            ev = f.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            if (f.cancel(false)) {
-                return null;
-            }
-            ev = f.join(); // it came in between
-        } catch (InterruptedException e) {
-            f.cancel(false);
-            throw e;
-        } catch (java.util.concurrent.ExecutionException e) {
-            throw CmFutures.rethrow(e.getCause());
+        CmEvent ev = events.nextWithin(timeout);
+        if (ev == null) {
+            return null;
         }
         if (ev.type() == CmEventType.DISCONNECTED || ev.type() == CmEventType.DEVICE_REMOVAL) {
             state = State.DISCONNECTED;
-            // Flush what is outstanding (WR_FLUSH_ERR) instead of leaving it pending
-            // forever: neither rxe nor siw moves the QP to ERR by itself.
-            try {
-                resources.qp.toError();
-            } catch (RdmaException | IllegalStateException e) {
-                Log.LOG.debug("moving {} to ERR after {}: {}", describe(), ev.type(), e.getMessage());
-            }
+            ending.flush(ev.type().cName());
         }
         return ev.type();
     }
@@ -298,6 +272,31 @@ public final class RdmaConnection implements AutoCloseable {
         return true;
     }
 
+    /**
+     * Completes once, with the first of: DISCONNECTED or DEVICE_REMOVAL after it was established
+     * (on the loop thread, waited for or not; its QP then moved to ERR, so that outstanding work
+     * flushes, and whoever polls the flushes finds this done), {@link #fail}, {@link #close}. A new view each call: completing it ends nothing.
+     */
+    public CompletableFuture<ConnectionEnd> ended() {
+        return ending.view();
+    }
+
+    /**
+     * Ends the connection as FAILED (the layer above saw a failed completion or
+     * a fatal QP event): moves its QP to ERR, disconnects so the peer learns of
+     * it, and completes {@link #ended()}. False, doing nothing, if it had ended already. Does not block.
+     */
+    public boolean fail(String detail) {
+        return ending.fail(detail);
+    }
+
+    /** DISCONNECTED if it was ESTABLISHED; returns the state it was in. */
+    synchronized State markDisconnected() {
+        State was = state;
+        state = was == State.ESTABLISHED ? State.DISCONNECTED : was;
+        return was;
+    }
+
     public boolean isEstablished() {
         return state == State.ESTABLISHED;
     }
@@ -310,6 +309,7 @@ public final class RdmaConnection implements AutoCloseable {
         return resources.pd;
     }
 
+    /** The CQ of its sends and receives; with {@link SharedResources}, the shared send CQ. */
     public CompletionQueue completionQueue() {
         return resources.cq;
     }
@@ -346,7 +346,8 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /**
-     * Disconnects if connected, then frees QP, CQ, PD and cm_id, in that order.
+     * Disconnects if connected, then frees QP, CQ, PD and cm_id, in that order
+     * (with {@link SharedResources}: QP and cm_id), and completes {@link #ended()} as CLOSED.
      * A wait for this connection's events (a blocking or asynchronous connect,
      * accept or awaitEvent) fails at once with {@link org.rdmapanama.error.ClosedResourceException}. Idempotent.
      * If the verbs objects cannot close yet ({@link org.rdmapanama.error.ResourceBusyException}: a
@@ -372,15 +373,24 @@ public final class RdmaConnection implements AutoCloseable {
             return;
         }
         if (was == State.ESTABLISHED) {
-            try {
-                id.status(Cm.DISCONNECT, describe());
-            } catch (RdmaException e) {
-                Log.LOG.debug("rdma_disconnect while closing {}: {}", describe(), e.getMessage());
-            }
+            disconnectQuietly("closing");
         }
         events.end(() -> new ClosedResourceException(describe() + " is closed"));
         loop.unregister(id.key()); // before rdma_destroy_id: see CmEventLoop.dispatch
-        resources.teardown();
+        try {
+            resources.teardown();
+        } finally {
+            ending.end(ConnectionEnd.Reason.CLOSED, describe() + " was closed");
+        }
+    }
+
+    /** {@code rdma_disconnect} when ending anyway: a failure changes nothing. */
+    void disconnectQuietly(String while_) {
+        try {
+            id.status(Cm.DISCONNECT, describe());
+        } catch (RdmaException | IllegalStateException e) {
+            Log.LOG.debug("rdma_disconnect while {} {}: {}", while_, describe(), e.getMessage());
+        }
     }
 
     @Override

@@ -64,6 +64,7 @@ public final class RdmaListener implements AutoCloseable {
             try (Arena a = Arena.ofConfined()) {
                 id.status(Cm.BIND_ADDR, address.toString(), CmId.sockaddr(a, address));
             }
+            AcceptWarmup.prepare(id, options); // before listening: no peer waits for it
             id.status(Cm.LISTEN, address.toString(), backlog);
             ok = true;
             return l;
@@ -157,8 +158,11 @@ public final class RdmaListener implements AutoCloseable {
         return f;
     }
 
-    /** Turns what {@link #take} handed over into a connection with its QP (in the caller's thread). */
-    private RdmaConnection open(Object item) throws RdmaException {
+    /**
+     * Turns what {@link #take} handed over into a connection with its QP (in the caller's thread);
+     * a connection built for a waiter that gave up keeps the resources it was built with.
+     */
+    private RdmaConnection open(Object item, SharedResources shared) throws RdmaException {
         if (item == null || item instanceof RdmaConnection) {
             return (RdmaConnection) item;
         }
@@ -166,7 +170,31 @@ public final class RdmaListener implements AutoCloseable {
             throw e;
         }
         Request r = (Request) item;
-        return RdmaConnection.fromRequest(loop, r.events(), r.event(), options);
+        return fromRequest(r.events(), r.event(), shared);
+    }
+
+    /** Wraps a CONNECT_REQUEST's new cm_id, whose events already go to {@code events}; on failure, refuses it. */
+    private RdmaConnection fromRequest(CmEndpoint events, CmEvent request, SharedResources shared) throws RdmaException {
+        CmId id = null;
+        boolean ok = false;
+        try {
+            id = CmId.own("rdma_cm_id (accepted)", request.id());
+            RdmaConnection c = new RdmaConnection(loop, events, id, options, "peer", RdmaConnection.State.REQUESTED,
+                    shared);
+            c.requested(request);
+            ok = true;
+            return c;
+        } finally {
+            if (!ok) {
+                loop.unregister(request.id());
+                events.end(new CmException("the connect request failed", null, 0));
+                if (id != null) {
+                    Cleanup.closeQuietly(id);
+                } else {
+                    CmEventLoop.destroyUnowned(request.id());
+                }
+            }
+        }
     }
 
     /**
@@ -176,6 +204,16 @@ public final class RdmaListener implements AutoCloseable {
      * Returns null when {@code timeout} passes first.
      */
     public RdmaConnection accept(Duration timeout) throws RdmaException, InterruptedException {
+        return accept(timeout, null);
+    }
+
+    /**
+     * {@link #accept(Duration)}, the connection's QP made with {@code shared}'s PD, CQs
+     * and SRQ (it owns only its QP and cm_id); null {@code shared}: its own. Waiters with
+     * and without shared resources should not share a listener: a connection an
+     * {@link #acceptAsync(Duration)} built and then lost to a cancel goes to the next waiter as built.
+     */
+    public RdmaConnection accept(Duration timeout, SharedResources shared) throws RdmaException, InterruptedException {
         loop.refuseBlockingOnLoop("accept");
         long deadline = System.nanoTime() + timeout.toNanos();
         CompletableFuture<Object> f = take(deadline);
@@ -197,7 +235,7 @@ public final class RdmaListener implements AutoCloseable {
             }
             throw t instanceof RuntimeException r ? r : new IllegalStateException(t);
         }
-        return open(item);
+        return open(item, shared);
     }
 
     /**
@@ -208,6 +246,11 @@ public final class RdmaListener implements AutoCloseable {
      * cancelling one leaves its request to the next.
      */
     public CompletableFuture<RdmaConnection> acceptAsync(Duration timeout) {
+        return acceptAsync(timeout, null);
+    }
+
+    /** {@link #acceptAsync(Duration)} with {@code shared}'s PD, CQs and SRQ, as {@link #accept(Duration, SharedResources)}. */
+    public CompletableFuture<RdmaConnection> acceptAsync(Duration timeout, SharedResources shared) {
         CompletableFuture<RdmaConnection> result = new CompletableFuture<>();
         CompletableFuture<Object> f = take(System.nanoTime() + timeout.toNanos());
         f.whenComplete((item, e) -> {
@@ -215,15 +258,23 @@ public final class RdmaListener implements AutoCloseable {
                 result.completeExceptionally(RdmaException.unwrap(e));
                 return;
             }
+            if (result.isDone() && item instanceof Request) {
+                offer(item); // cancelled before it was built: the next waiter builds it its own way
+                return;
+            }
             RdmaConnection c;
             try {
-                c = open(item);
+                c = open(item, shared);
             } catch (RdmaException | RuntimeException x) {
                 result.completeExceptionally(x);
                 return;
             }
             if (!result.complete(c) && c != null) {
-                offer(c); // cancelled meanwhile: the next waiter gets it
+                if (shared == null) {
+                    offer(c); // cancelled meanwhile: the next waiter gets it
+                } else {
+                    discard(c); // its QP is on this waiter's shared resources, which the next may not use
+                }
             }
         });
         result.whenComplete((c, e) -> {

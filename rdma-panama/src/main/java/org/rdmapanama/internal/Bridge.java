@@ -21,6 +21,9 @@ public final class Bridge {
         /** A context librdmacm owns, wrapped without taking ownership. */
         C borrowContext(MemorySegment ibvContext) throws RdmaException;
 
+        /** {@link #borrowContext(MemorySegment)}, calling {@code release} when the wrapper closes (or fails to wrap). */
+        C borrowContext(MemorySegment ibvContext, Destroyer release) throws RdmaException;
+
         /** Fills a {@code struct ibv_qp_init_attr} from {@code config}, validating it against the device. */
         void fillQpInitAttr(MemorySegment attr, P pd, K config);
 

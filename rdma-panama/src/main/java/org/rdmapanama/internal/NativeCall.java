@@ -93,6 +93,11 @@ public final class NativeCall {
         return s;
     }
 
+    /** Links it now rather than on its first call (a listener readies what its first accept will call). */
+    public void link() throws RdmaException {
+        spread();
+    }
+
     /** Calls a function returning a pointer; NULL is a failure described by errno. */
     public MemorySegment pointer(String what, Object... args) throws RdmaException {
         try (Arena call = Arena.ofConfined()) {

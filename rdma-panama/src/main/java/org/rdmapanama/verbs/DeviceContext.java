@@ -172,8 +172,19 @@ public final class DeviceContext extends NativeResource {
      * closes the context, and the wrapper's close waits for calls still on it.
      */
     static DeviceContext borrow(MemorySegment ctx) throws RdmaException {
-        RdmaDevice info = describeBorrowed(ctx);
-        return ownGuarded(ctx, VerbsObjects.CONTEXT_SIZE, raw -> { }, n -> new DeviceContext(n, info, false)); // librdmacm's
+        return borrow(ctx, raw -> { }); // librdmacm's
+    }
+
+    /** {@link #borrow(MemorySegment)}, running {@code release} once closed (or if wrapping fails). */
+    static DeviceContext borrow(MemorySegment ctx, Freer release) throws RdmaException {
+        RdmaDevice info;
+        try {
+            info = describeBorrowed(ctx);
+        } catch (RdmaException | RuntimeException e) {
+            release.free(ctx);
+            throw e;
+        }
+        return ownGuarded(ctx, VerbsObjects.CONTEXT_SIZE, release, n -> new DeviceContext(n, info, false));
     }
 
     /**

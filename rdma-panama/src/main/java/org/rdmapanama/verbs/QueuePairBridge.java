@@ -13,6 +13,11 @@ final class QueuePairBridge implements Bridge.Verbs<DeviceContext, ProtectionDom
     }
 
     @Override
+    public DeviceContext borrowContext(MemorySegment ibvContext, Bridge.Destroyer release) throws RdmaException {
+        return DeviceContext.borrow(ibvContext, release::destroy);
+    }
+
+    @Override
     public void fillQpInitAttr(MemorySegment attr, ProtectionDomain pd, QueuePairConfig config) {
         QueuePairInit.fill(attr, pd, config);
     }
