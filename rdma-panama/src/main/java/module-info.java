@@ -7,7 +7,8 @@
  * {@code org.rdmapanama.device} is discovery, configuration and transport
  * selection; {@code org.rdmapanama.verbs} the verbs objects on it;
  * {@code org.rdmapanama.cm} connections on those; {@code org.rdmapanama.failover}
- * moves a connection between transports. No package cycles.
+ * moves a connection between transports; {@code org.rdmapanama.channel} carries
+ * messages over connections, on the public verbs and cm layers only. No package cycles.
  */
 module org.rdmapanama {
     requires org.rdmapanama.ffi;
@@ -18,4 +19,5 @@ module org.rdmapanama {
     exports org.rdmapanama.verbs;
     exports org.rdmapanama.cm;
     exports org.rdmapanama.failover;
+    exports org.rdmapanama.channel;
 }

@@ -43,6 +43,8 @@ public final class Main {
             case "rping" -> RpingCommand.run(rest, out, err);
             case "rc_pingpong" -> RcPingpongCommand.run(rest, out, err);
             case "example" -> ExampleCommand.run(rest, out, err);
+            case "echo-server", "echo-client" -> EchoCommand.run(args[0], rest, out, err);
+            case "channel_lat", "channel_bw" -> org.rdmapanama.bench.channel.ChannelBenchCommand.run(args[0], rest, out, err);
             case "scale" -> ScaleCommand.run(rest, out, err);
             case "failover" -> FailoverCommand.run(rest, out, err);
             case "report" -> org.rdmapanama.bench.report.ReportCommand.run(rest, out, err);
@@ -103,6 +105,10 @@ public final class Main {
         s.println("                 --transport|--address|--perftest-flags DEV: one line each, for scripts");
         s.println("  rping          rping-compatible RDMA Read/Write ping over rdma_cm (-h for options)");
         s.println("  example        the README example: Send, RDMA Write, RDMA Read on RDMA_TRANSPORT's device");
+        s.println("  echo-server, echo-client HOST");
+        s.println("                 the message channel guide's example: an echo service, 4 channels, 16 B to 64 KiB");
+        s.println("  channel_lat, channel_bw");
+        s.println("                 message channel ping-pong latency and one-way message rate, perftest style (-h)");
         s.println("  rc_pingpong    ibv_rc_pingpong-compatible Send/Recv ping-pong (IB/RoCE; -h for options)");
         s.println("  scale          many rdma_cm connections (server|client -a ADDR -c N), connect/close soak (cycles -a ADDR -n N)");
         s.println("  failover       a numbered echo stream over a transport preference (rocev2,iwarp) that reconnects on");

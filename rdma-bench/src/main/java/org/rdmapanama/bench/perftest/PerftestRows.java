@@ -7,26 +7,26 @@ import java.util.Locale;
  * {@link PerftestStats}' figures, and the C formats of the address lines. The
  * interop tests and scripts/bench/lab-run read them as they read perftest's.
  */
-final class PerftestRows {
+public final class PerftestRows {
     private PerftestRows() {}
 
-    static final String RESULT_LINE = "---------------------------------------------------------------------------------------";
-    static final String RESULT_FMT_LAT = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]"
+    public static final String RESULT_LINE = "---------------------------------------------------------------------------------------";
+    public static final String RESULT_FMT_LAT = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]"
             + "    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ";
     static final String RESULT_FMT_LAT_DUR = " #bytes        #iterations       t_avg[usec]    tps average";
-    static final String RESULT_FMT_BW = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]";
+    public static final String RESULT_FMT_BW = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]";
     static final String RESULT_FMT_BW_G = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]";
 
-    static String row(PerftestStats.Latency l) {
+    public static String row(PerftestStats.Latency l) {
         return String.format(Locale.ROOT, " %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f",
                 l.size(), l.iters(), l.min(), l.max(), l.typical(), l.avg(), l.stdev(), l.p99(), l.p999());
     }
 
-    static String row(PerftestStats.LatencyDuration l) {
+    public static String row(PerftestStats.LatencyDuration l) {
         return String.format(Locale.ROOT, " %-7d       %d            %-7.2f        %-7.2f", l.size(), l.iters(), l.avg(), l.tps());
     }
 
-    static String row(PerftestStats.Bandwidth b) {
+    public static String row(PerftestStats.Bandwidth b) {
         return String.format(Locale.ROOT, " %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f",
                 b.size(), b.iters(), b.peak(), b.avg(), b.msgRate());
     }

@@ -7,14 +7,14 @@ import java.util.Arrays;
  * cycles ({@link PerftestRows} formats the figures). Pure functions:
  * unit-tested on the host.
  */
-final class PerftestStats {
+public final class PerftestStats {
     private PerftestStats() {}
 
     /** perftest drops the two largest samples before its statistics (LAT_MEASURE_TAIL). */
     static final int LAT_MEASURE_TAIL = 2;
 
     /** The figures of one latency row, in microseconds. */
-    record Latency(long size, long iters, double min, double max, double typical, double avg, double stdev,
+    public record Latency(long size, long iters, double min, double max, double typical, double avg, double stdev,
                    double p99, double p999) {}
 
     /**
@@ -30,7 +30,7 @@ final class PerftestStats {
      * @param posted    timestamps in ns, {@code iters} of them (sorted copy made; the array is not changed)
      * @param rttFactor 2 for write/send ping-pong, 1 for read/atomic
      */
-    static Latency latency(long size, long[] posted, int iters, int rttFactor) {
+    public static Latency latency(long size, long[] posted, int iters, int rttFactor) {
         int measured = iters - 1;
         if (measured - LAT_MEASURE_TAIL < 1) {
             throw new IllegalArgumentException("need at least " + (LAT_MEASURE_TAIL + 2) + " iterations, got " + iters);
@@ -71,7 +71,7 @@ final class PerftestStats {
     }
 
     /** One bandwidth row's figures: MB/s (2^20) or Gb/s, and millions of messages per second. */
-    record Bandwidth(long size, long iters, double peak, double avg, double msgRate) {}
+    public record Bandwidth(long size, long iters, double peak, double avg, double msgRate) {}
 
     /**
      * perftest's {@code print_report_bw} for one QP without a post list:
@@ -84,7 +84,7 @@ final class PerftestStats {
      * @param start     time of the first post (ns)
      * @param end       time of the last completion (ns)
      */
-    static Bandwidth bandwidth(long size, long iters, long[] posted, long[] completed, int cqMod, long start, long end,
+    public static Bandwidth bandwidth(long size, long iters, long[] posted, long[] completed, int cqMod, long start, long end,
                                boolean gbits) {
         double format = gbits ? 125_000_000.0 : 0x100000;
         double seconds = (end - start) / 1e9;

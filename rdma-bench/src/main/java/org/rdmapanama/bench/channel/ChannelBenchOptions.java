@@ -1,0 +1,107 @@
+package org.rdmapanama.bench.channel;
+
+import org.rdmapanama.bench.Getopt;
+import org.rdmapanama.channel.ChannelOptions;
+import org.rdmapanama.device.RdmaConfig;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The command line of {@code channel_lat} and {@code channel_bw}, in perftest's
+ * manner: {@code -d DEV} or {@code --transport T}, {@code -p PORT}, {@code -s SIZE}
+ * or {@code -a} (8 B to 4 MiB), {@code -n ITERS}, and the channel's own
+ * {@code -w WINDOW} and {@code --slot BYTES}; the server's address as the
+ * operand makes a client.
+ */
+final class ChannelBenchOptions {
+    static final int DEFAULT_PORT = 18530;
+    static final int MAX_ALL = 4 << 20;
+
+    final boolean bandwidth;
+    String device;
+    String transport;
+    int port = DEFAULT_PORT;
+    int size = -1;
+    boolean all;
+    int iters = -1;
+    int window = ChannelOptions.defaults().window();
+    int slot = ChannelOptions.defaults().slotSize();
+    String server;
+
+    ChannelBenchOptions(boolean bandwidth) {
+        this.bandwidth = bandwidth;
+    }
+
+    /** Null for -h. */
+    static ChannelBenchOptions parse(boolean bandwidth, String[] args) {
+        ChannelBenchOptions o = new ChannelBenchOptions(bandwidth);
+        boolean[] help = {false};
+        List<String> operands = new Getopt()
+                .flag(() -> help[0] = true, "-h", "--help")
+                .value(Getopt.nonEmpty(v -> o.device = v), "-d", "--ib-dev")
+                .value(Getopt.nonEmpty(v -> o.transport = v), "--transport")
+                .value(Getopt.number(1, 65535, v -> o.port = v), "-p", "--port")
+                .value(Getopt.number(8, 1 << 30, v -> o.size = v), "-s", "--size")
+                .flag(() -> o.all = true, "-a", "--all")
+                .value(Getopt.number(5, 100_000_000, v -> o.iters = v), "-n", "--iters")
+                .value(Getopt.number(2, 4096, v -> o.window = v), "-w", "--window")
+                .value(Getopt.number(64, 1 << 24, v -> o.slot = v), "--slot")
+                .parse(args);
+        if (help[0]) {
+            return null;
+        }
+        if (operands.size() > 1) {
+            throw new IllegalArgumentException("one operand at most, the server's address; got " + operands);
+        }
+        o.server = operands.isEmpty() ? null : operands.get(0);
+        if (o.all && o.size >= 0) {
+            throw new IllegalArgumentException("-a and -s exclude each other");
+        }
+        if (Integer.bitCount(o.slot) != 1) {
+            throw new IllegalArgumentException("--slot must be a power of two, got " + o.slot);
+        }
+        if (o.size < 0) {
+            o.size = bandwidth ? 65536 : 64;
+        }
+        if (o.iters < 0) {
+            o.iters = bandwidth ? 5000 : 1000;
+        }
+        return o;
+    }
+
+    List<Integer> sizes() {
+        List<Integer> s = new ArrayList<>();
+        if (all) {
+            for (int b = 8; b <= MAX_ALL; b *= 2) {
+                s.add(b);
+            }
+        } else {
+            s.add(size);
+        }
+        return s;
+    }
+
+    RdmaConfig config() {
+        RdmaConfig c = RdmaConfig.load();
+        if (transport != null) {
+            c = c.withTransport(transport);
+        }
+        if (device != null) {
+            c = c.withDevice(device);
+        }
+        return c;
+    }
+
+    ChannelOptions channelOptions() {
+        int largest = Math.max(all ? MAX_ALL : size, 8);
+        return ChannelOptions.defaults().withWindow(window).withSlotSize(slot)
+                .withMaxMessageSize(Math.max(largest, ChannelOptions.defaults().maxMessageSize()));
+    }
+
+    static String usage(String name) {
+        return "usage: rdma-bench " + name + " [-d DEV | --transport T] [-p PORT] [-s SIZE | -a] [-n ITERS] [-w WINDOW]"
+                + " [--slot BYTES] [SERVER]\n"
+                + "  the server first (no SERVER), then the client with the server's address";
+    }
+}

@@ -1,0 +1,84 @@
+package org.rdmapanama.channel;
+
+/**
+ * How a {@link ChannelGroup} sizes its channels, buffers and threads.
+ *
+ * @param window         receives each channel keeps posted for its peer: the messages a sender may have in
+ *                       flight before the receiver gives buffers back (its credits); one more is posted for
+ *                       control messages
+ * @param slotSize       bytes of one receive slot, the 16-byte header included: messages up to
+ *                       {@code slotSize - 16} bytes go eagerly (one Send), larger ones by rendezvous (an RDMA
+ *                       Read by the receiver)
+ * @param maxMessageSize the largest message a channel sends or accepts
+ * @param loops          event-loop threads, each with one completion queue shared by its channels
+ * @param busyPollNanos  how long an idle loop keeps polling before it sleeps on the completion channel
+ * @param sendQueueLimit sends a channel queues while its window is empty, before {@code send} refuses
+ * @param cqSize         completion queue entries of each loop; bounds the channels a loop takes
+ * @param inlineSize     inline data asked of each queue pair (the device may grant less)
+ */
+public record ChannelOptions(int window, int slotSize, int maxMessageSize, int loops, long busyPollNanos,
+                             int sendQueueLimit, int cqSize, int inlineSize) {
+    public ChannelOptions {
+        check("window", window, 2, 4096);
+        check("slotSize", slotSize, 64, 1 << 24);
+        if (Integer.bitCount(slotSize) != 1) {
+            throw new IllegalArgumentException("slotSize must be a power of two, got " + slotSize);
+        }
+        check("maxMessageSize", maxMessageSize, 1, 1 << 30);
+        check("loops", loops, 1, 256);
+        if (busyPollNanos < 0) {
+            throw new IllegalArgumentException("busyPollNanos must not be negative, got " + busyPollNanos);
+        }
+        check("sendQueueLimit", sendQueueLimit, 1, 1 << 20);
+        check("cqSize", cqSize, 16, 1 << 22);
+        check("inlineSize", inlineSize, 0, 4096);
+    }
+
+    private static void check(String name, int v, int min, int max) {
+        if (v < min || v > max) {
+            throw new IllegalArgumentException(name + " must be " + min + ".." + max + ", got " + v);
+        }
+    }
+
+    /** 32-message window of 8 KiB slots, 64 MiB messages, one loop polling 50 µs before it sleeps. */
+    public static ChannelOptions defaults() {
+        return new ChannelOptions(32, 8192, 64 << 20, 1, 50_000, 1024, 16384, 64);
+    }
+
+    /** The largest message that goes eagerly. */
+    public int eagerLimit() {
+        return slotSize - Wire.HEADER;
+    }
+
+    public ChannelOptions withWindow(int v) {
+        return new ChannelOptions(v, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize);
+    }
+
+    public ChannelOptions withSlotSize(int v) {
+        return new ChannelOptions(window, v, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize);
+    }
+
+    public ChannelOptions withMaxMessageSize(int v) {
+        return new ChannelOptions(window, slotSize, v, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize);
+    }
+
+    public ChannelOptions withLoops(int v) {
+        return new ChannelOptions(window, slotSize, maxMessageSize, v, busyPollNanos, sendQueueLimit, cqSize, inlineSize);
+    }
+
+    public ChannelOptions withBusyPollNanos(long v) {
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, v, sendQueueLimit, cqSize, inlineSize);
+    }
+
+    public ChannelOptions withSendQueueLimit(int v) {
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, v, cqSize, inlineSize);
+    }
+
+    public ChannelOptions withCqSize(int v) {
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, v, inlineSize);
+    }
+
+    public ChannelOptions withInlineSize(int v) {
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, v);
+    }
+}
