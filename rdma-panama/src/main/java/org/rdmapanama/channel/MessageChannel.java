@@ -43,6 +43,7 @@ public final class MessageChannel implements AutoCloseable {
     private static final int MAX_PEER_REGIONS = 64;
     private static final long DRAIN_NANOS = 1_000_000_000L;
     private static final long GRACEFUL_NANOS = 10_000_000_000L;
+    private static final long END_REPORT_NANOS = 500_000_000L;
 
     final ChannelLoop loop;
     final int id;
@@ -114,6 +115,7 @@ public final class MessageChannel implements AutoCloseable {
     private volatile State state = State.CONNECTING;
     private Throwable cause;
     private boolean peerSaidBye;
+    private boolean awaitingEnd; // a flush came before rdma_cm said why the connection ended
     private long deadline;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     MessageChannel dirtyNext;
@@ -362,6 +364,13 @@ public final class MessageChannel implements AutoCloseable {
                 onEnded(end != null ? end : new ConnectionEnd(ConnectionEnd.Reason.DISCONNECTED, "after BYE"));
                 return;
             }
+            // siw's QP fails with its TCP stream, before rdma_cm reports why: wait a little for the report.
+            if (!awaitingEnd) {
+                awaitingEnd = true;
+                deadline = System.nanoTime() + END_REPORT_NANOS;
+                loop.watchDeadline(this);
+            }
+            return;
         }
         String detail = status == WcStatus.WR_FLUSH_ERR
                 ? what + " was flushed: the queue pair went to the error state"
@@ -905,7 +914,10 @@ public final class MessageChannel implements AutoCloseable {
 
     /** Called by the loop when the drain deadline passes: some completions never came. */
     void deadlinePassed(long now) {
-        if (state == State.CLOSING && now - deadline >= 0) {
+        if (awaitingEnd && (state == State.OPEN || state == State.CLOSING)) {
+            fail(new RdmaException(name + ": its queue pair went to the error state (completions flushed), and"
+                    + " rdma_cm reported no end within " + END_REPORT_NANOS / 1_000_000 + " ms"));
+        } else if (state == State.CLOSING && now - deadline >= 0) {
             fail(new RdmaException(name + ": the graceful close did not finish within "
                     + GRACEFUL_NANOS / 1_000_000_000L + " s"));
         } else if (state == State.DRAINING && now - deadline >= 0) {
@@ -920,7 +932,7 @@ public final class MessageChannel implements AutoCloseable {
     }
 
     boolean watching() {
-        return state == State.CLOSING || state == State.DRAINING;
+        return awaitingEnd || state == State.CLOSING || state == State.DRAINING;
     }
 
     private void finish() {
