@@ -19,7 +19,7 @@ package org.rdmapanama.channel;
 public record ChannelOptions(int window, int slotSize, int maxMessageSize, int loops, long busyPollNanos,
                              int sendQueueLimit, int cqSize, int inlineSize) {
     public ChannelOptions {
-        check("window", window, 2, 4096);
+        check("window", window, 3, 4096);
         check("slotSize", slotSize, 64, 1 << 24);
         if (Integer.bitCount(slotSize) != 1) {
             throw new IllegalArgumentException("slotSize must be a power of two, got " + slotSize);

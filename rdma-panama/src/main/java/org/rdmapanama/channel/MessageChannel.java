@@ -44,6 +44,8 @@ public final class MessageChannel implements AutoCloseable {
     private static final long DRAIN_NANOS = 1_000_000_000L;
     private static final long GRACEFUL_NANOS = 10_000_000_000L;
     private static final long END_REPORT_NANOS = 500_000_000L;
+    /** Credits a data message needs: 2 stay for a REQUEST, of which 1 for answering one. */
+    private static final int DATA_CREDITS = 3;
 
     final ChannelLoop loop;
     final int id;
@@ -89,7 +91,9 @@ public final class MessageChannel implements AutoCloseable {
     private MessageBuffer backlogHead, backlogTail;
     private final AtomicInteger pending = new AtomicInteger();
     private boolean writable = true;
-    private boolean creditQueued;
+    private boolean peerRequested; // the peer waits for credits: return them even below half a window
+    private boolean requestOutstanding; // we asked for credits and none came yet
+    private final SendRequest controlRequest;
 
     // Rendezvous, sending: buffers the peer reads, by token.
     private final MessageBuffer[] tokens;
@@ -161,6 +165,7 @@ public final class MessageChannel implements AutoCloseable {
         this.sendBatch = qp.newSendRequest(POST_BATCH, 1);
         this.readRequest = qp.newSendRequest(1, 1);
         readRequest.opcode(0, Opcode.RDMA_READ).signaled(0, true);
+        this.controlRequest = qp.newSendRequest(1, 1);
         this.maxInline = qp.maxInlineData();
         boolean ok = false;
         try {
@@ -393,6 +398,11 @@ public final class MessageChannel implements AutoCloseable {
                             + ", more than the " + peer.receives() + " receives the peer posted");
                 }
                 credits += c;
+                requestOutstanding = false;
+                markDirty();
+            }
+            if ((Wire.flags(s) & Wire.FLAG_REQUEST) != 0) {
+                peerRequested = true;
                 markDirty();
             }
             switch (type) {
@@ -678,14 +688,7 @@ public final class MessageChannel implements AutoCloseable {
                 admit(b);
             }
             postSends();
-            if (returnable >= Math.max(1, receives / 2) && queueHead == null && !creditQueued && credits >= 1) {
-                MessageBuffer c = pool.allocate(0);
-                Wire.header(c.whole, Wire.CREDIT, 0, 0, 0);
-                c.wireType = Wire.CREDIT;
-                creditQueued = true;
-                append(c);
-                postSends();
-            }
+            returnCredits();
             boolean now = isWritable();
             if (now != writable) {
                 writable = now;
@@ -697,6 +700,64 @@ public final class MessageChannel implements AutoCloseable {
         } catch (Throwable t) {
             fail(t);
         }
+    }
+
+    /**
+     * The credit rules (docs/guide/channels.md#credits): data needs 3 credits, so
+     * that 2 are always left for a REQUEST and 1 for the answer to one; a
+     * CREDIT goes when half the receives were reposted and nothing carries them,
+     * or when the peer asked and there are 2 or more to give.
+     */
+    private void returnCredits() throws RdmaException {
+        if (peerRequested && returnable >= 2 && credits >= 1) {
+            postControl(0);
+        } else if (queueHead == null && returnable >= Math.max(1, receives / 2) && credits >= 2) {
+            postControl(0);
+        } else if (queueHead != null && credits < DATA_CREDITS && !requestOutstanding && credits >= 2) {
+            requestOutstanding = true;
+            postControl(Wire.FLAG_REQUEST);
+        }
+    }
+
+    /** A CREDIT, posted at once: it is not ordered with data, so it never waits behind it. */
+    private void postControl(int flags) throws RdmaException {
+        if (sqPosted - sqDone >= sqDepth) {
+            return; // the next send completion marks the channel dirty, and this runs again
+        }
+        MessageBuffer c = pool.allocate(0);
+        Wire.header(c.whole, Wire.CREDIT, 0, 0, 0);
+        Wire.flags(c.whole, flags);
+        credits--;
+        Wire.credits(c.whole, takeReturnable());
+        int i = (int) (sqPosted & sqMask);
+        boolean signal = ++sinceSignal >= signalEvery;
+        if (signal) {
+            sinceSignal = 0;
+        }
+        controlRequest.wrId(0, loop.wrId(this, KIND_SQ, i)).inline(0, false).sge(0, 0, c.region, c.offset, Wire.HEADER)
+                .signaled(0, signal);
+        boolean inline = Wire.HEADER <= maxInline;
+        if (inline) {
+            controlRequest.inline(0, true);
+        }
+        poster.postSend(controlRequest);
+        sqInline[i] = inline;
+        sqPosted++;
+        if (inline) {
+            c.recycle();
+        } else {
+            sqBuffers[i] = c;
+        }
+    }
+
+    /** Everything reposted since the last message, told now: no request is left unanswered. */
+    private int takeReturnable() {
+        int give = Math.min(returnable, 0xffff);
+        returnable -= give;
+        if (returnable == 0) {
+            peerRequested = false;
+        }
+        return give;
     }
 
     private void postReceives() throws RdmaException {
@@ -738,8 +799,7 @@ public final class MessageChannel implements AutoCloseable {
         int n = 0;
         while (queueHead != null && n < POST_BATCH && sqPosted + n - sqDone < sqDepth) {
             MessageBuffer b = queueHead;
-            boolean control = b.wireType == Wire.CREDIT || b.wireType == Wire.BYE;
-            if (credits < (control ? 1 : 2)) { // the last credit is kept for a CREDIT, so credits never deadlock
+            if (credits < (b.wireType == Wire.BYE ? 1 : DATA_CREDITS)) {
                 break;
             }
             queueHead = b.queueNext;
@@ -751,12 +811,7 @@ public final class MessageChannel implements AutoCloseable {
             if (b.user) {
                 pending.decrementAndGet();
             }
-            int give = Math.min(returnable, 0xffff);
-            returnable -= give;
-            Wire.credits(b.whole, give);
-            if (b.wireType == Wire.CREDIT) {
-                creditQueued = false;
-            }
+            Wire.credits(b.whole, takeReturnable());
             int bytes = Wire.HEADER + switch (b.wireType) {
                 case Wire.DATA -> b.length;
                 case Wire.RNDV, Wire.ADVERTISE -> Wire.DESCRIPTOR;

@@ -12,7 +12,7 @@ import java.nio.ByteOrder;
  *  2 version u8   1
  *  3 type    u8   DATA, CREDIT, RNDV, DONE, ADVERTISE or BYE
  *  4 credits u16  receives the sender reposted since it last said so
- *  6 zero    u16
+ *  6 flags   u16  bit 0: REQUEST (the sender waits for credits: return what you can)
  *  8 length  u32  DATA: payload bytes; RNDV: the message's length; else 0
  * 12 token   u32  RNDV and DONE: the rendezvous; else 0
  * </pre>
@@ -36,6 +36,7 @@ final class Wire {
     static final int DONE = 4;
     static final int ADVERTISE = 5;
     static final int BYE = 6;
+    static final int FLAG_REQUEST = 1;
 
     static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
@@ -61,6 +62,14 @@ final class Wire {
         s.set(U16, 6, (short) 0);
         s.set(U32, 8, length);
         s.set(U32, 12, token);
+    }
+
+    static void flags(MemorySegment s, int flags) {
+        s.set(U16, 6, (short) flags);
+    }
+
+    static int flags(MemorySegment s) {
+        return s.get(U16, 6) & 0xffff;
     }
 
     /** Rewritten just before posting: credits are counted up to the last moment. */
@@ -104,9 +113,9 @@ final class Wire {
         if (version != VERSION) {
             throw new ProtocolException("version " + version + " is not " + VERSION);
         }
-        int zero = s.get(U16, 6) & 0xffff;
-        if (zero != 0) {
-            throw new ProtocolException("reserved header field is " + zero + ", not 0");
+        int flags = flags(s);
+        if ((flags & ~FLAG_REQUEST) != 0) {
+            throw new ProtocolException("header flags 0x" + Integer.toHexString(flags) + " have unknown bits");
         }
         int type = type(s);
         int length = length(s);
@@ -174,8 +183,8 @@ final class Wire {
         int receives = s.get(U16, 4) & 0xffff;
         int slotSize = s.get(U32, 8);
         int max = s.get(U32, 12);
-        if (receives < 2) {
-            throw new ProtocolException("the peer posts " + receives + " receives; at least 2 are needed");
+        if (receives < 4) {
+            throw new ProtocolException("the peer posts " + receives + " receives; at least 4 are needed");
         }
         if (slotSize < 64 || Integer.bitCount(slotSize) != 1 || slotSize > 1 << 24) {
             throw new ProtocolException("the peer's slot size " + Integer.toUnsignedString(slotSize)

@@ -161,6 +161,54 @@ class ChannelDeviceTest {
         }
     }
 
+    /**
+     * A one-way stream whose receiver answers only at its end: the receiver
+     * spent credits on CREDIT messages that nothing carried back, and its
+     * REQUEST gets them, so the answer goes (it once waited forever).
+     */
+    @OnEveryLabTransport
+    void aStreamsReceiverCanAnswerAtItsEnd(Transport t) throws Exception {
+        int port = LabPorts.next();
+        ChannelOptions o = ChannelOptions.defaults().withWindow(4);
+        int[] counted = {0};
+        try (ChannelGroup server = group(t, o); ChannelGroup client = group(t, o);
+             ChannelServer s = server.listen(port, (ch, m) -> {
+                 boolean last = m.segment().get(JAVA_INT_UNALIGNED, 0) == -1;
+                 m.release();
+                 if (last) {
+                     MessageBuffer b = ch.allocate(4);
+                     b.segment().set(JAVA_INT_UNALIGNED, 0, counted[0]);
+                     ch.send(b, 4);
+                 } else {
+                     counted[0]++;
+                 }
+             })) {
+            BlockingQueue<Integer> answers = new ArrayBlockingQueue<>(4);
+            MessageChannel ch = client.connect(new InetSocketAddress(server.address(), port), (c, m) -> {
+                answers.add(m.segment().get(JAVA_INT_UNALIGNED, 0));
+                m.release();
+            }).get(SECONDS, TimeUnit.SECONDS);
+            for (int round = 1; round <= 3; round++) {
+                int n = 200 * round;
+                for (int i = 0; i < n; i++) {
+                    while (!ch.isWritable()) {
+                        Thread.onSpinWait();
+                    }
+                    MessageBuffer b = ch.allocate(64);
+                    b.segment().set(JAVA_INT_UNALIGNED, 0, i);
+                    ch.send(b, 64);
+                }
+                MessageBuffer end = ch.allocate(4);
+                end.segment().set(JAVA_INT_UNALIGNED, 0, -1);
+                ch.send(end, 4);
+                Integer got = answers.poll(SECONDS, TimeUnit.SECONDS);
+                assertTrue(got != null, "round " + round + ": the answer came");
+            }
+            ch.close();
+            assertNull(ch.closeFuture().get(SECONDS, TimeUnit.SECONDS));
+        }
+    }
+
     static int sizeOf(int seq, ChannelOptions o) {
         return seq % 5 == 4 ? o.eagerLimit() + 1 + seq : 4 + seq % 100;
     }

@@ -51,9 +51,9 @@ class ChannelMalformedPeerDeviceTest {
             s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 2, (byte) 9);
         }, 20));
         c.add(new Case("type", "unknown message type 77", s -> Wire.header(s, 77, 0, 0, 0), 16));
-        c.add(new Case("reserved", "reserved header field is 5", s -> {
+        c.add(new Case("flags", "header flags 0x4 have unknown bits", s -> {
             Wire.header(s, Wire.DATA, 0, 4, 0);
-            s.set(Wire.U16, 6, (short) 5);
+            s.set(Wire.U16, 6, (short) 4);
         }, 20));
         c.add(new Case("data length", "DATA message of 20 bytes, expected 116",
                 s -> Wire.header(s, Wire.DATA, 0, 100, 0), 20));
