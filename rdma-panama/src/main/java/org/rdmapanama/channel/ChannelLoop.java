@@ -54,7 +54,7 @@ final class ChannelLoop implements AutoCloseable {
     private final int cqSize;
 
     private MessageChannel dirtyHead; // loop thread only
-    private final List<MessageChannel> watched = new ArrayList<>(); // loop thread only
+    private final List<Closing> watched = new ArrayList<>(); // loop thread only
 
     ChannelLoop(String name, DeviceContext context, ProtectionDomain pd, ChannelOptions options) throws RdmaException {
         this.name = name;
@@ -166,9 +166,9 @@ final class ChannelLoop implements AutoCloseable {
         dirtyHead = ch;
     }
 
-    void watchDeadline(MessageChannel ch) {
-        if (!watched.contains(ch)) {
-            watched.add(ch);
+    void watchDeadline(Closing c) {
+        if (!watched.contains(c)) {
+            watched.add(c);
         }
     }
 
@@ -276,20 +276,20 @@ final class ChannelLoop implements AutoCloseable {
     private void checkDeadlines() {
         long now = System.nanoTime();
         for (int i = watched.size() - 1; i >= 0; i--) {
-            MessageChannel ch = watched.get(i);
-            if (!ch.watching()) {
+            Closing c = watched.get(i);
+            if (!c.watching()) {
                 watched.remove(i);
-            } else if (now - ch.deadline() >= 0) {
-                ch.deadlinePassed(now);
+            } else if (now - c.deadline() >= 0) {
+                c.deadlinePassed(now);
             }
         }
     }
 
     private long nearestDeadline() {
         long d = watched.get(0).deadline();
-        for (MessageChannel ch : watched) {
-            if (ch.deadline() - d < 0) {
-                d = ch.deadline();
+        for (Closing c : watched) {
+            if (c.deadline() - d < 0) {
+                d = c.deadline();
             }
         }
         return d;

@@ -10,7 +10,7 @@ import java.util.List;
 /**
  * The command line of {@code channel_lat} and {@code channel_bw}, in perftest's
  * manner: {@code -d DEV} or {@code --transport T}, {@code -p PORT}, {@code -s SIZE}
- * or {@code -a} (8 B to 4 MiB), {@code -n ITERS}, and the channel's own
+ * (or a comma list of sizes) or {@code -a} (8 B to 4 MiB), {@code -n ITERS}, and the channel's own
  * {@code -w WINDOW} and {@code --slot BYTES}; the server's address as the
  * operand makes a client.
  */
@@ -23,6 +23,7 @@ final class ChannelBenchOptions {
     String transport;
     int port = DEFAULT_PORT;
     int size = -1;
+    List<Integer> sizeList = new ArrayList<>();
     boolean all;
     int iters = -1;
     int window = ChannelOptions.defaults().window();
@@ -42,7 +43,12 @@ final class ChannelBenchOptions {
                 .value(Getopt.nonEmpty(v -> o.device = v), "-d", "--ib-dev")
                 .value(Getopt.nonEmpty(v -> o.transport = v), "--transport")
                 .value(Getopt.number(1, 65535, v -> o.port = v), "-p", "--port")
-                .value(Getopt.number(8, 1 << 30, v -> o.size = v), "-s", "--size")
+                .value((typed, v) -> {
+                    for (String one : v.split(",")) {
+                        o.sizeList.add(Getopt.number(typed, one, 8, 1 << 30));
+                    }
+                    o.size = o.sizeList.get(0);
+                }, "-s", "--size")
                 .flag(() -> o.all = true, "-a", "--all")
                 .value(Getopt.number(5, 100_000_000, v -> o.iters = v), "-n", "--iters")
                 .value(Getopt.number(2, 4096, v -> o.window = v), "-w", "--window")
@@ -76,6 +82,8 @@ final class ChannelBenchOptions {
             for (int b = 8; b <= MAX_ALL; b *= 2) {
                 s.add(b);
             }
+        } else if (!sizeList.isEmpty()) {
+            s.addAll(sizeList);
         } else {
             s.add(size);
         }
@@ -94,7 +102,7 @@ final class ChannelBenchOptions {
     }
 
     ChannelOptions channelOptions() {
-        int largest = Math.max(all ? MAX_ALL : size, 8);
+        int largest = Math.max(all ? MAX_ALL : sizes().stream().mapToInt(Integer::intValue).max().orElse(size), 8);
         return ChannelOptions.defaults().withWindow(window).withSlotSize(slot)
                 .withMaxMessageSize(Math.max(largest, ChannelOptions.defaults().maxMessageSize()));
     }

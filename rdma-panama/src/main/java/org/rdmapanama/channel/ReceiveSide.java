@@ -1,0 +1,386 @@
+package org.rdmapanama.channel;
+
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.verbs.ConfinedPoster;
+import org.rdmapanama.verbs.QueuePair;
+import org.rdmapanama.verbs.ReceiveRequest;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A channel's receives, on its loop thread: the slots posted for the peer
+ * and their batched repost, the credits owed back, the checks on every
+ * message that arrives, the regions the peer advertised, and delivery in
+ * the order sent (an eager message waits behind a rendezvous still being
+ * read). Its {@link Message}s are made once, not per message.
+ */
+final class ReceiveSide {
+    private static final int MAX_PEER_REGIONS = 64;
+
+    private final MessageChannel channel;
+    private final ChannelLoop loop;
+    private final MessageHandler handler;
+    private final BufferPool pool;
+    private final ChannelOptions options;
+    private final SendSide sender;
+    private ConfinedPoster poster;
+
+    // Slots posted for the peer.
+    private final int receives;
+    private final MessageBuffer[] slots;
+    private final Message[] slotMessages;
+    private final ReceiveRequest recvBatch;
+    private final int[] repost;
+    private int repostCount;
+    private int lastRecvChain = 1;
+    private int returnable; // reposted since the last header that said so
+    private boolean peerRequested; // the peer waits for credits: return them even below half the receives
+    private int recvOutstanding;
+    private final int[] early; // (slot, bytes) pairs that came before activation
+    private int earlyCount;
+    private boolean peerSaidBye;
+
+    // Rendezvous, receiving, and delivery in order.
+    private final long[] peerRegionAddress = new long[MAX_PEER_REGIONS];
+    private final long[] peerRegionLength = new long[MAX_PEER_REGIONS];
+    private final int[] peerRegionRkey = new int[MAX_PEER_REGIONS];
+    private int peerRegions;
+    private final Message[] rendezvousFree;
+    private int rendezvousFreeCount;
+    private final Message[] delivery;
+    private int deliveryHead, deliveryCount;
+    private final Message[] readsWaiting; // for room in the send queue
+    private int readsWaitingHead, readsWaitingCount;
+
+    /** Takes a slot of the pool for every receive; gives them back if that fails. */
+    ReceiveSide(MessageChannel channel, ChannelLoop loop, QueuePair qp, MessageHandler handler, BufferPool pool,
+                ChannelOptions options, SendSide sender) throws RdmaException {
+        this.channel = channel;
+        this.loop = loop;
+        this.handler = handler;
+        this.pool = pool;
+        this.options = options;
+        this.sender = sender;
+        this.receives = options.window() + 1;
+        this.slots = new MessageBuffer[receives];
+        this.slotMessages = new Message[receives];
+        this.repost = new int[receives];
+        this.early = new int[2 * receives];
+        this.rendezvousFree = new Message[options.window()];
+        for (int i = 0; i < rendezvousFree.length; i++) {
+            rendezvousFree[rendezvousFreeCount++] = new Message(channel, -1, null);
+        }
+        this.delivery = new Message[receives + options.window()];
+        this.readsWaiting = new Message[options.window()];
+        this.recvBatch = qp.newReceiveRequest(receives, 1);
+        boolean ok = false;
+        try {
+            for (int i = 0; i < receives; i++) {
+                MessageBuffer b = pool.allocate(options.eagerLimit());
+                slots[i] = b;
+                slotMessages[i] = new Message(channel, i, b.payloadView());
+                recvBatch.wrId(i, loop.wrId(channel, MessageChannel.KIND_RECV, i))
+                        .sge(i, 0, b.region, b.offset, options.slotSize());
+            }
+            recvBatch.chain(receives);
+            lastRecvChain = receives;
+            recvOutstanding = receives;
+            ok = true;
+        } finally {
+            if (!ok) {
+                recycleSlots();
+            }
+        }
+    }
+
+    /** Every slot, posted before the channel is connected (the peer may send as soon as it is). */
+    void postInitial(QueuePair qp) throws RdmaException {
+        qp.postRecv(recvBatch);
+    }
+
+    /** Connected: reposts go through the channel's poster from here on. */
+    void activate(ConfinedPoster poster) {
+        this.poster = poster;
+    }
+
+    /** Receives that completed before the channel was open are taken in, in the order they came. */
+    void replayEarly() {
+        for (int i = 0; i < earlyCount && channel.state() == MessageChannel.State.OPEN; i++) {
+            onReceive(early[2 * i], early[2 * i + 1]);
+        }
+        earlyCount = 0;
+    }
+
+    int receives() {
+        return receives;
+    }
+
+    int returnable() {
+        return returnable;
+    }
+
+    boolean peerRequested() {
+        return peerRequested;
+    }
+
+    /** Up to {@code most} of the credits owed to the peer, for a header going out; all told answers a request. */
+    int takeReturnable(int most) {
+        int give = Math.min(returnable, most);
+        returnable -= give;
+        if (returnable == 0) {
+            peerRequested = false;
+        }
+        return give;
+    }
+
+    int outstanding() {
+        return recvOutstanding;
+    }
+
+    boolean peerSaidBye() {
+        return peerSaidBye;
+    }
+
+    /** A receive completed; a failed one is the channel's to report. */
+    void onCompletion(int slot, boolean success, int bytes) {
+        recvOutstanding--;
+        if (success) {
+            if (channel.state() == MessageChannel.State.CONNECTING) {
+                early[2 * earlyCount] = slot;
+                early[2 * earlyCount++ + 1] = bytes;
+            } else {
+                onReceive(slot, bytes);
+            }
+        }
+    }
+
+    /** Posts the slots given back since the last flush, in one chain. */
+    void postReposts() throws RdmaException {
+        int n = repostCount;
+        if (n == 0) {
+            return;
+        }
+        for (int k = 0; k < n; k++) {
+            int slot = repost[k];
+            MessageBuffer b = slots[slot];
+            recvBatch.wrId(k, loop.wrId(channel, MessageChannel.KIND_RECV, slot))
+                    .sge(k, 0, b.region, b.offset, options.slotSize());
+        }
+        if (n != lastRecvChain) {
+            recvBatch.chain(n);
+            lastRecvChain = n;
+        }
+        poster.postRecv(recvBatch);
+        repostCount = 0;
+        recvOutstanding += n;
+    }
+
+    private void onReceive(int slot, int bytes) {
+        MessageChannel.State state = channel.state();
+        if (state == MessageChannel.State.DRAINING || state == MessageChannel.State.CLOSED) {
+            return; // not reposted: the slots are recycled when the channel finishes
+        }
+        MemorySegment s = slots[slot].whole;
+        int type;
+        try {
+            type = Wire.check(s, bytes, options.slotSize());
+            int c = Wire.credits(s);
+            if (c != 0) {
+                sender.credit(c);
+                channel.markDirty();
+            }
+            if ((Wire.flags(s) & Wire.FLAG_REQUEST) != 0) {
+                peerRequested = true;
+                channel.markDirty();
+            }
+            switch (type) {
+                case Wire.DATA -> {
+                    Message m = slotMessages[slot];
+                    m.length = bytes - Wire.HEADER;
+                    m.ready = true;
+                    deliver(m);
+                }
+                case Wire.CREDIT -> repost(slot);
+                case Wire.RNDV -> {
+                    receiveRendezvous(s);
+                    repost(slot);
+                }
+                case Wire.DONE -> {
+                    sender.rendezvousDone(Wire.token(s));
+                    repost(slot);
+                }
+                case Wire.ADVERTISE -> {
+                    receiveAdvertise(s);
+                    repost(slot);
+                }
+                case Wire.BYE -> peerSaidBye = true; // the disconnect follows; nothing more arrives
+                default -> throw new ProtocolException("unknown message type " + type);
+            }
+        } catch (ProtocolException e) {
+            channel.fail(new ProtocolException(channel.name() + ": " + e.getMessage()));
+        } catch (RdmaException | RuntimeException e) {
+            channel.fail(e);
+        }
+    }
+
+    private void receiveAdvertise(MemorySegment s) throws ProtocolException {
+        long address = s.get(Wire.U64, Wire.HEADER);
+        long length = Integer.toUnsignedLong(s.get(Wire.U32, Wire.HEADER + 8));
+        int rkey = s.get(Wire.U32, Wire.HEADER + 12);
+        if (length == 0) {
+            throw new ProtocolException("ADVERTISE of a region of 0 bytes");
+        }
+        if (peerRegions == MAX_PEER_REGIONS) {
+            throw new ProtocolException("ADVERTISE of a region beyond the " + MAX_PEER_REGIONS + " a peer may name");
+        }
+        peerRegionAddress[peerRegions] = address;
+        peerRegionLength[peerRegions] = length;
+        peerRegionRkey[peerRegions++] = rkey;
+    }
+
+    /** Checks a RNDV against what the peer advertised, and queues its read and its place in delivery. */
+    private void receiveRendezvous(MemorySegment s) throws RdmaException {
+        long address = s.get(Wire.U64, Wire.HEADER);
+        int rkey = s.get(Wire.U32, Wire.HEADER + 8);
+        int zero = s.get(Wire.U32, Wire.HEADER + 12);
+        int length = Wire.length(s);
+        int token = Wire.token(s);
+        if (zero != 0) {
+            throw new ProtocolException("RNDV reserved field is " + Integer.toUnsignedString(zero) + ", not 0");
+        }
+        if (length <= options.eagerLimit() || length > options.maxMessageSize()) {
+            throw new ProtocolException("RNDV length " + Integer.toUnsignedString(length) + " is not in "
+                    + (options.eagerLimit() + 1) + ".." + options.maxMessageSize());
+        }
+        boolean inside = false;
+        for (int r = 0; r < peerRegions && !inside; r++) {
+            long offset = address - peerRegionAddress[r];
+            inside = peerRegionRkey[r] == rkey && Long.compareUnsigned(offset, peerRegionLength[r]) < 0
+                    && Long.compareUnsigned(offset + length, peerRegionLength[r]) <= 0;
+        }
+        if (!inside) {
+            throw new ProtocolException("RNDV of " + length + " bytes at 0x" + Long.toHexString(address) + " rkey 0x"
+                    + Integer.toHexString(rkey) + " lies in no region the peer advertised");
+        }
+        if (rendezvousFreeCount == 0) {
+            throw new ProtocolException("RNDV beyond the " + rendezvousFree.length + " outstanding a peer may have");
+        }
+        Message m = rendezvousFree[--rendezvousFreeCount];
+        m.buffer = pool.allocate(length);
+        m.length = length;
+        m.token = token;
+        m.ready = false;
+        m.remoteAddress = address;
+        m.remoteKey = rkey;
+        delivery[(deliveryHead + deliveryCount++) % delivery.length] = m;
+        readsWaiting[(readsWaitingHead + readsWaitingCount++) % readsWaiting.length] = m;
+        channel.markDirty();
+    }
+
+    boolean readWaiting() {
+        return readsWaitingCount > 0;
+    }
+
+    /** The oldest rendezvous waiting to be read; the send side posts it. */
+    Message nextRead() {
+        Message m = readsWaiting[readsWaitingHead];
+        readsWaiting[readsWaitingHead] = null;
+        readsWaitingHead = (readsWaitingHead + 1) % readsWaiting.length;
+        readsWaitingCount--;
+        return m;
+    }
+
+    private void deliver(Message m) {
+        if (deliveryCount > 0) {
+            delivery[(deliveryHead + deliveryCount++) % delivery.length] = m;
+            return;
+        }
+        handOver(m);
+    }
+
+    private void handOver(Message m) {
+        m.hold();
+        try {
+            handler.onMessage(channel, m);
+        } catch (Throwable t) {
+            channel.fail(t);
+        }
+    }
+
+    /** Hands over the messages at the head of delivery whose reads are done. */
+    void drainDelivery() {
+        while (deliveryCount > 0 && delivery[deliveryHead].ready && isLive()) {
+            Message m = delivery[deliveryHead];
+            delivery[deliveryHead] = null;
+            deliveryHead = (deliveryHead + 1) % delivery.length;
+            deliveryCount--;
+            handOver(m);
+        }
+    }
+
+    private boolean isLive() {
+        MessageChannel.State state = channel.state();
+        return state != MessageChannel.State.DRAINING && state != MessageChannel.State.CLOSED;
+    }
+
+    /** The user gave a message back (loop thread): its slot is posted again, or its buffer goes to the pool. */
+    void released(Message m) {
+        if (m.slot >= 0) {
+            MessageChannel.State state = channel.state();
+            if (state == MessageChannel.State.CLOSED) {
+                slots[m.slot].recycle(); // the channel finished while the message was held
+                slots[m.slot] = null;
+            } else if (state != MessageChannel.State.DRAINING) {
+                repost(m.slot);
+            }
+            return;
+        }
+        if (m.buffer != null) {
+            m.buffer.recycle();
+            m.buffer = null;
+        }
+        rendezvousFree[rendezvousFreeCount++] = m;
+    }
+
+    private void repost(int slot) {
+        repost[repostCount++] = slot;
+        returnable++;
+        channel.markDirty();
+    }
+
+    /** Aborting: messages read but not handed over go back, since nobody will release them. */
+    void dropDeliveries() {
+        while (deliveryCount > 0) {
+            Message m = delivery[deliveryHead];
+            delivery[deliveryHead] = null;
+            deliveryHead = (deliveryHead + 1) % delivery.length;
+            deliveryCount--;
+            if (m.slot < 0 && m.buffer != null && m.ready) {
+                m.buffer.recycle();
+                m.buffer = null;
+                rendezvousFree[rendezvousFreeCount++] = m;
+            }
+        }
+    }
+
+    /** Finished: the buffers of reads never posted go back to the pool. */
+    void recycleReads() {
+        while (readsWaitingCount > 0) {
+            Message m = nextRead();
+            if (m.buffer != null) {
+                m.buffer.recycle();
+                m.buffer = null;
+            }
+        }
+    }
+
+    /** Slots not held by a message the user still has go back to the pool. */
+    void recycleSlots() {
+        for (int i = 0; i < slots.length; i++) {
+            if (slots[i] != null && (slotMessages[i] == null || !slotMessages[i].isHeld())) {
+                slots[i].recycle();
+                slots[i] = null;
+            }
+        }
+    }
+}

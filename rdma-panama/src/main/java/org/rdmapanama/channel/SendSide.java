@@ -1,0 +1,400 @@
+package org.rdmapanama.channel;
+
+import org.rdmapanama.error.RdmaException;
+import org.rdmapanama.verbs.ConfinedPoster;
+import org.rdmapanama.verbs.Opcode;
+import org.rdmapanama.verbs.QueuePair;
+import org.rdmapanama.verbs.SendRequest;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A channel's send queue, on its loop thread: the sends waiting for credits
+ * or a token, the ring of what was posted (sends and RDMA Reads, in order),
+ * the rendezvous {@link Tokens}, and the CREDIT and BYE messages. It allocates nothing per message beyond the
+ * pool's buffers.
+ */
+final class SendSide {
+    private static final int POST_BATCH = 16;
+    /** Credits a data message needs: 2 stay for a REQUEST, 1 of them for answering one. */
+    private static final int DATA_CREDITS = 3;
+
+    private final MessageChannel channel;
+    private final ChannelLoop loop;
+    private final BufferPool pool;
+    private final ChannelOptions options;
+    private final AtomicInteger pending; // the channel's: user sends not yet posted
+    private ReceiveSide receiver;
+    private ConfinedPoster poster;
+    private final int maxInline;
+
+    // Credits: receives the peer has free for us.
+    private int credits;
+    private int peerReceives;
+    private boolean requestOutstanding; // we asked for credits and none came yet
+    private boolean byeSent;
+
+    // Waiting: ready to post, in order; and user sends waiting for a token.
+    private MessageBuffer queueHead, queueTail;
+    private MessageBuffer backlogHead, backlogTail;
+
+    // Send queue: posted sends and reads, in order; a completion covers all before it.
+    private final int sqDepth;
+    private final int sqMask;
+    private final MessageBuffer[] sqBuffers;
+    private final Message[] sqReads;
+    private final boolean[] sqInline;
+    private long sqPosted;
+    private long sqDone;
+    private int sinceSignal;
+    private final int signalEvery;
+    private final SendRequest sendBatch;
+    private final SendRequest readRequest;
+    private int lastSendChain = 1;
+
+    // Rendezvous, sending: buffers the peer reads, by token.
+    private final Tokens tokens;
+
+    // Rendezvous, receiving: the peer's buffers we read, in the send queue (ReceiveSide queues them).
+    private int readsInFlight;
+    private final int readDepth;
+
+    SendSide(MessageChannel channel, ChannelLoop loop, QueuePair qp, BufferPool pool, ChannelOptions options,
+             int sqDepth, int readDepth, AtomicInteger pending) {
+        this.channel = channel;
+        this.loop = loop;
+        this.pool = pool;
+        this.options = options;
+        this.pending = pending;
+        this.sqDepth = sqDepth;
+        int ring = Integer.highestOneBit(Math.max(2, sqDepth) - 1) << 1;
+        this.sqMask = ring - 1;
+        this.sqBuffers = new MessageBuffer[ring];
+        this.sqReads = new Message[ring];
+        this.sqInline = new boolean[ring];
+        this.signalEvery = Math.max(1, sqDepth / 4);
+        this.readDepth = Math.max(1, readDepth);
+        this.tokens = new Tokens(options.window());
+        this.sendBatch = qp.newSendRequest(POST_BATCH, 1);
+        this.readRequest = qp.newSendRequest(1, 1);
+        readRequest.opcode(0, Opcode.RDMA_READ).signaled(0, true);
+        this.maxInline = qp.maxInlineData();
+    }
+
+    /** Set once, right after the receive side is made: each side needs the other. */
+    void receiver(ReceiveSide receiver) {
+        this.receiver = receiver;
+    }
+
+    /** Connected: the peer starts us with as many credits as it posted receives. */
+    void activate(int peerReceives, ConfinedPoster poster) {
+        this.peerReceives = peerReceives;
+        this.credits = peerReceives;
+        this.poster = poster;
+    }
+
+    /** Credits a header of the peer's returned. */
+    void credit(int c) throws ProtocolException {
+        if (credits + c > peerReceives) {
+            throw new ProtocolException("credits " + c + " would give " + (credits + c)
+                    + ", more than the " + peerReceives + " receives the peer posted");
+        }
+        credits += c;
+        requestOutstanding = false;
+    }
+
+    /** The peer read a rendezvous: its buffer goes back to the pool. */
+    void rendezvousDone(int token) throws ProtocolException {
+        tokens.done(token);
+    }
+
+    /** A user's send, arrived on the loop thread. */
+    void enqueue(MessageBuffer b) {
+        MessageChannel.State state = channel.state();
+        if (state != MessageChannel.State.OPEN && state != MessageChannel.State.CLOSING) {
+            pending.decrementAndGet();
+            b.recycle();
+            return;
+        }
+        if (backlogHead != null || (b.length > options.eagerLimit() && !tokens.available())) {
+            if (backlogTail == null) {
+                backlogHead = b;
+            } else {
+                backlogTail.queueNext = b;
+            }
+            backlogTail = b;
+        } else {
+            admit(b);
+        }
+        channel.markDirty();
+    }
+
+    /** Posts reads, what the backlog lets through and sends; a CREDIT when nothing else carries the credits. */
+    void flush() throws RdmaException {
+        postReads();
+        while (backlogHead != null && (backlogHead.length <= options.eagerLimit() || tokens.available())) {
+            MessageBuffer b = backlogHead;
+            backlogHead = b.queueNext;
+            if (backlogHead == null) {
+                backlogTail = null;
+            }
+            admit(b);
+        }
+        postSends();
+        returnCredits();
+    }
+
+    /**
+     * A CREDIT when the peer asked and there are 2 or more to give, or when half
+     * the receives were reposted and nothing carries them; a REQUEST when data
+     * waits for credits (docs/guide/channels.md#credits). It goes ahead of the
+     * queue: credits are not ordered with data.
+     */
+    private void returnCredits() throws RdmaException {
+        int owed = receiver.returnable();
+        boolean answer = receiver.peerRequested() && owed >= 2 && credits >= 1
+                || queueHead == null && owed >= Math.max(1, receiver.receives() / 2) && credits >= 2;
+        boolean ask = !answer && queueHead != null && credits < DATA_CREDITS && !requestOutstanding && credits >= 2;
+        if (!answer && !ask) {
+            return;
+        }
+        requestOutstanding |= ask;
+        int flags = ask ? Wire.FLAG_REQUEST : 0;
+        MessageBuffer c = pool.allocate(0);
+        Wire.header(c.whole, Wire.CREDIT, 0, 0, 0);
+        Wire.flags(c.whole, flags);
+        c.wireType = Wire.CREDIT;
+        c.queueNext = queueHead;
+        queueHead = c;
+        if (queueTail == null) {
+            queueTail = c;
+        }
+        postSends();
+    }
+
+    /** Nothing waits to be sent, and no rendezvous waits for the peer's read. */
+    boolean allSent() {
+        return queueHead == null && backlogHead == null && tokens.allBack();
+    }
+
+    boolean byeSent() {
+        return byeSent;
+    }
+
+    /** Signaled: its completion says that everything before it arrived. */
+    void sayBye() throws RdmaException {
+        MessageBuffer bye = pool.allocate(0);
+        Wire.header(bye.whole, Wire.BYE, 0, 0, 0);
+        bye.wireType = Wire.BYE;
+        byeSent = true;
+        append(bye);
+        postSends();
+    }
+
+    /** Posted sends and reads not completed yet. */
+    long unfinished() {
+        return sqPosted - sqDone;
+    }
+
+    /** Into the post queue: eagerly, or as the messages of a rendezvous. */
+    private void admit(MessageBuffer b) {
+        if (b.length <= options.eagerLimit()) {
+            Wire.header(b.whole, Wire.DATA, 0, b.length, 0);
+            append(b);
+            return;
+        }
+        try {
+            int token = tokens.take(b);
+            if (tokens.firstUse(b.chunk)) {
+                MessageBuffer ad = pool.allocate(Wire.DESCRIPTOR);
+                Wire.header(ad.whole, Wire.ADVERTISE, 0, 0, 0);
+                ad.whole.set(Wire.U64, Wire.HEADER, b.region.address());
+                ad.whole.set(Wire.U32, Wire.HEADER + 8, (int) b.region.length());
+                ad.whole.set(Wire.U32, Wire.HEADER + 12, b.region.rkey());
+                ad.wireType = Wire.ADVERTISE;
+                append(ad);
+            }
+            MessageBuffer rv = pool.allocate(Wire.DESCRIPTOR);
+            Wire.header(rv.whole, Wire.RNDV, 0, b.length, token);
+            rv.whole.set(Wire.U64, Wire.HEADER, b.payloadAddress());
+            rv.whole.set(Wire.U32, Wire.HEADER + 8, b.region.rkey());
+            rv.whole.set(Wire.U32, Wire.HEADER + 12, 0);
+            rv.wireType = Wire.RNDV;
+            rv.user = true;
+            append(rv);
+        } catch (RdmaException | RuntimeException e) {
+            channel.fail(e);
+        }
+    }
+
+    private void append(MessageBuffer b) {
+        b.queueNext = null;
+        if (queueTail == null) {
+            queueHead = b;
+        } else {
+            queueTail.queueNext = b;
+        }
+        queueTail = b;
+    }
+
+    private void postReads() throws RdmaException {
+        while (receiver.readWaiting() && readsInFlight < readDepth && sqPosted - sqDone < sqDepth) {
+            Message m = receiver.nextRead();
+            int i = (int) (sqPosted & sqMask);
+            MessageBuffer b = m.buffer;
+            readRequest.wrId(0, loop.wrId(channel, MessageChannel.KIND_SQ, i))
+                    .sge(0, 0, b.region, b.offset + Wire.HEADER, m.length)
+                    .remote(0, m.remoteAddress, m.remoteKey);
+            poster.postSend(readRequest);
+            sqReads[i] = m;
+            sqPosted++;
+            readsInFlight++;
+            sinceSignal = 0; // a signaled completion covers the sends before it
+        }
+    }
+
+    private void postSends() throws RdmaException {
+        while (postBatch() == POST_BATCH) {
+            // a full list: there may be more
+        }
+    }
+
+    private int postBatch() throws RdmaException {
+        int n = 0;
+        while (queueHead != null && n < POST_BATCH && sqPosted + n - sqDone < sqDepth) {
+            MessageBuffer b = queueHead;
+            if (credits < (b.wireType == Wire.CREDIT || b.wireType == Wire.BYE ? 1 : DATA_CREDITS)) {
+                break;
+            }
+            queueHead = b.queueNext;
+            if (queueHead == null) {
+                queueTail = null;
+            }
+            b.queueNext = null;
+            credits--;
+            if (b.user) {
+                pending.decrementAndGet();
+            }
+            Wire.credits(b.whole, receiver.takeReturnable(0xffff));
+            int bytes = Wire.HEADER + switch (b.wireType) {
+                case Wire.DATA -> b.length;
+                case Wire.RNDV, Wire.ADVERTISE -> Wire.DESCRIPTOR;
+                default -> 0;
+            };
+            int i = (int) ((sqPosted + n) & sqMask);
+            boolean signal = ++sinceSignal >= signalEvery || b.wireType == Wire.BYE;
+            if (signal) {
+                sinceSignal = 0;
+            }
+            boolean inline = bytes <= maxInline;
+            // Inline off before the SGE: a longer SGE under a set inline flag is refused.
+            sendBatch.wrId(n, loop.wrId(channel, MessageChannel.KIND_SQ, i)).inline(n, false)
+                    .sge(n, 0, b.region, b.offset, bytes).signaled(n, signal);
+            if (inline) {
+                sendBatch.inline(n, true);
+            }
+            sqBuffers[i] = b;
+            sqInline[i] = inline;
+            n++;
+        }
+        if (n == 0) {
+            return 0;
+        }
+        if (n != lastSendChain) {
+            sendBatch.chain(n);
+            lastSendChain = n;
+        }
+        poster.postSend(sendBatch);
+        long first = sqPosted;
+        sqPosted += n;
+        for (long p = first; p < sqPosted; p++) { // inline data was copied when posted
+            int i = (int) (p & sqMask);
+            if (sqInline[i]) {
+                sqBuffers[i].recycle();
+                sqBuffers[i] = null;
+            }
+        }
+        return n;
+    }
+
+    /** A signaled send or a read completed: it and everything posted before it are done. */
+    void onCompletion(int index) {
+        long done = sqDone + ((index - (int) sqDone) & sqMask);
+        if (done >= sqPosted) {
+            return; // stale: never posted
+        }
+        for (long p = sqDone; p <= done; p++) {
+            int i = (int) (p & sqMask);
+            MessageBuffer b = sqBuffers[i];
+            if (b != null) {
+                sqBuffers[i] = null;
+                b.recycle();
+            }
+            Message r = sqReads[i];
+            if (r != null) {
+                sqReads[i] = null;
+                readsInFlight--;
+                readDone(r);
+            }
+        }
+        sqDone = done + 1;
+        channel.markDirty();
+    }
+
+    /** A rendezvous read landed: DONE tells the peer to free its buffer, and delivery goes on in order. */
+    private void readDone(Message r) {
+        MessageChannel.State state = channel.state();
+        if (state == MessageChannel.State.DRAINING || state == MessageChannel.State.CLOSED) {
+            return;
+        }
+        r.ready = true;
+        try {
+            MessageBuffer done = pool.allocate(0);
+            Wire.header(done.whole, Wire.DONE, 0, 0, r.token);
+            done.wireType = Wire.DONE;
+            done.length = 0;
+            append(done);
+        } catch (RdmaException | RuntimeException e) {
+            channel.fail(e);
+            return;
+        }
+        receiver.drainDelivery();
+    }
+
+    /** Aborting: what was never posted goes back to the pool. */
+    void dropQueued() {
+        for (MessageBuffer b = queueHead; b != null; ) {
+            MessageBuffer next = b.queueNext;
+            if (b.user) {
+                pending.decrementAndGet();
+            }
+            b.recycle();
+            b = next;
+        }
+        queueHead = queueTail = null;
+        for (MessageBuffer b = backlogHead; b != null; ) {
+            MessageBuffer next = b.queueNext;
+            pending.decrementAndGet();
+            b.recycle();
+            b = next;
+        }
+        backlogHead = backlogTail = null;
+    }
+
+    /** Finished: buffers of sends, reads and rendezvous whose completions never came go back to the pool. */
+    void recycleAll() {
+        for (int i = 0; i < sqBuffers.length; i++) {
+            if (sqBuffers[i] != null) {
+                sqBuffers[i].recycle();
+                sqBuffers[i] = null;
+            }
+            Message r = sqReads[i];
+            if (r != null && r.buffer != null) {
+                r.buffer.recycle();
+                r.buffer = null;
+                sqReads[i] = null;
+            }
+        }
+        tokens.recycleAll();
+    }
+}
