@@ -92,11 +92,7 @@ public final class ChannelGroup implements AutoCloseable {
         } finally {
             if (!ok) {
                 for (int i = made.size() - 1; i >= 0; i--) {
-                    try {
-                        made.get(i).close();
-                    } catch (Exception e) {
-                        Log.LOG.debug("closing {} after a failed start: {}", made.get(i), e.toString());
-                    }
+                    Closer.quietly(made.get(i));
                 }
             }
         }
@@ -161,7 +157,7 @@ public final class ChannelGroup implements AutoCloseable {
             try {
                 ch = newChannel(loop, conn, handler, "channel to " + remote);
             } catch (RdmaException | RuntimeException x) {
-                closeQuietly(conn);
+                Closer.quietly(conn);
                 result.completeExceptionally(x);
                 return;
             }
@@ -253,14 +249,6 @@ public final class ChannelGroup implements AutoCloseable {
         });
     }
 
-    static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception e) {
-            Log.LOG.debug("closing {}: {}", c, e.toString());
-        }
-    }
-
     /**
      * Closes servers and channels (abortively: pending sends are dropped;
      * close channels first for a graceful end), then the loops, the pool and
@@ -278,7 +266,7 @@ public final class ChannelGroup implements AutoCloseable {
         }
         closed = true;
         for (ChannelServer s : List.copyOf(servers)) {
-            closeQuietly(s);
+            Closer.quietly(s);
         }
         List<CompletableFuture<Void>> ends = new ArrayList<>();
         for (MessageChannel ch : List.copyOf(channels)) {
@@ -299,15 +287,7 @@ public final class ChannelGroup implements AutoCloseable {
                 first = first == null ? e : first;
             }
         }
-        for (AutoCloseable c : new AutoCloseable[] {pool, pd, context}) {
-            try {
-                c.close();
-            } catch (RdmaException e) {
-                first = first == null ? e : first;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        }
+        first = Closer.closeAll(first, pool, pd, context);
         try {
             cmLoop.close();
         } catch (InterruptedException e) {

@@ -68,7 +68,11 @@ final class ChannelLoop implements AutoCloseable {
             q = context.createCompletionQueue(options.cqSize(), ch);
             w = Wakeup.create(name);
         } catch (RdmaException | RuntimeException e) {
-            closeQuietly(w, q, ch);
+            for (AutoCloseable c : new AutoCloseable[] {w, q, ch}) {
+                if (c != null) {
+                    Closer.quietly(c);
+                }
+            }
             throw e;
         }
         this.completionChannel = ch;
@@ -78,18 +82,6 @@ final class ChannelLoop implements AutoCloseable {
         // A platform thread: it sleeps in poll(2), which would pin a virtual one.
         this.thread = Thread.ofPlatform().name(name).daemon(true).unstarted(this::run);
         thread.start();
-    }
-
-    private static void closeQuietly(AutoCloseable... all) {
-        for (AutoCloseable c : all) {
-            if (c != null) {
-                try {
-                    c.close();
-                } catch (Exception e) {
-                    Log.LOG.debug("closing {}: {}", c, e.toString());
-                }
-            }
-        }
     }
 
     boolean inLoop() {
@@ -309,16 +301,7 @@ final class ChannelLoop implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new RdmaException("interrupted while stopping " + name, e);
         }
-        RdmaException first = null;
-        for (AutoCloseable c : new AutoCloseable[] {cq, completionChannel}) {
-            try {
-                c.close();
-            } catch (RdmaException e) {
-                first = first == null ? e : first;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        }
+        RdmaException first = Closer.closeAll(null, cq, completionChannel);
         wakeup.close();
         if (first != null) {
             throw first;

@@ -81,7 +81,7 @@ public final class ChannelServer implements AutoCloseable {
             } catch (RdmaException | RuntimeException x) {
                 Log.LOG.debug("rejecting: {}", x.toString());
             }
-            ChannelGroup.closeQuietly(conn);
+            Closer.quietly(conn);
             return;
         }
         MessageChannel ch;
@@ -89,7 +89,7 @@ public final class ChannelServer implements AutoCloseable {
             ch = group.newChannel(loop, conn, handler, "channel from a peer of " + address);
         } catch (RdmaException | RuntimeException e) {
             Log.LOG.warn("{} could not take a channel: {}", this, e.getMessage());
-            ChannelGroup.closeQuietly(conn);
+            Closer.quietly(conn);
             return;
         }
         CompletableFuture<MessageChannel> opened = new CompletableFuture<>();

@@ -129,16 +129,31 @@ public final class ChannelBenchCommand {
         private CompletableFuture<long[]> done;
 
         CompletableFuture<long[]> pingPong(MessageChannel channel, int bytes, int n) {
+            return start(channel, bytes, n, false);
+        }
+
+        CompletableFuture<long[]> stream(MessageChannel channel, int bytes, int n) {
+            return start(channel, bytes, n, true);
+        }
+
+        /** Resets the driver on the loop thread and sends the first message (or window) there. */
+        private CompletableFuture<long[]> start(MessageChannel channel, int bytes, int n, boolean oneWay) {
             CompletableFuture<long[]> f = new CompletableFuture<>();
             channel.execute(() -> {
                 ch = channel;
                 size = bytes;
                 iters = n;
                 count = 0;
-                stamps = new long[n];
-                streaming = false;
+                streaming = oneWay;
+                finSent = false;
                 done = f;
-                ping();
+                start = System.nanoTime();
+                if (oneWay) {
+                    fill();
+                } else {
+                    stamps = new long[n];
+                    ping();
+                }
             });
             return f;
         }
@@ -152,22 +167,6 @@ public final class ChannelBenchCommand {
             } catch (Exception e) {
                 done.completeExceptionally(e);
             }
-        }
-
-        CompletableFuture<long[]> stream(MessageChannel channel, int bytes, int n) {
-            CompletableFuture<long[]> f = new CompletableFuture<>();
-            channel.execute(() -> {
-                ch = channel;
-                size = bytes;
-                iters = n;
-                count = 0;
-                streaming = true;
-                finSent = false;
-                done = f;
-                start = System.nanoTime();
-                fill();
-            });
-            return f;
         }
 
         private void fill() {
