@@ -149,8 +149,8 @@ final class Closing {
             channel.fail(new RdmaException(name + ": the graceful close did not finish within "
                     + GRACEFUL_NANOS / 1_000_000_000L + " s"));
         } else if (state == MessageChannel.State.DRAINING && now - deadline >= 0) {
-            Log.LOG.debug("{}: {} receives and {} sends never completed after the flush; closing anyway",
-                    name, receiver.outstanding(), sender.unfinished());
+            Log.LOG.debug("{}: {} receives never completed after the flush; closing anyway",
+                    name, receiver.outstanding());
             channel.finish();
         }
     }
