@@ -153,7 +153,7 @@ class ChannelAllocationDeviceTest {
             long[] all = loopThreads(server, client);
             long bytes = -1;
             long loopBytes = -1;
-            int n = MESSAGES / 4;
+            int n = MESSAGES / 10;
             for (int round = 1; round <= ROUNDS && (bytes != 0 || loopBytes != 0); round++) {
                 long loopsBefore = allocated(all); // its long[] is this thread's: taken before this thread's count
                 long before = THREADS.getThreadAllocatedBytes(me);
