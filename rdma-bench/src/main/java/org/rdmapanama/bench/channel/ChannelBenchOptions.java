@@ -28,6 +28,8 @@ final class ChannelBenchOptions {
     int iters = -1;
     int window = ChannelOptions.defaults().window();
     int slot = ChannelOptions.defaults().slotSize();
+    /** perftest polls its CQ without pause unless -e; so does this, through the loop's busy-poll budget. */
+    boolean events;
     String server;
 
     ChannelBenchOptions(boolean bandwidth) {
@@ -53,6 +55,7 @@ final class ChannelBenchOptions {
                 .value(Getopt.number(5, 100_000_000, v -> o.iters = v), "-n", "--iters")
                 .value(Getopt.number(2, 4096, v -> o.window = v), "-w", "--window")
                 .value(Getopt.number(64, 1 << 24, v -> o.slot = v), "--slot")
+                .flag(() -> o.events = true, "-e", "--events")
                 .parse(args);
         if (help[0]) {
             return null;
@@ -103,13 +106,16 @@ final class ChannelBenchOptions {
 
     ChannelOptions channelOptions() {
         int largest = Math.max(all ? MAX_ALL : sizes().stream().mapToInt(Integer::intValue).max().orElse(size), 8);
-        return ChannelOptions.defaults().withWindow(window).withSlotSize(slot)
-                .withMaxMessageSize(Math.max(largest, ChannelOptions.defaults().maxMessageSize()));
+        ChannelOptions d = ChannelOptions.defaults();
+        return d.withWindow(window).withSlotSize(slot).withMaxMessageSize(Math.max(largest, d.maxMessageSize()))
+                .withBusyPollNanos(events ? d.busyPollNanos() : Long.MAX_VALUE);
     }
 
     static String usage(String name) {
         return "usage: rdma-bench " + name + " [-d DEV | --transport T] [-p PORT] [-s SIZE | -a] [-n ITERS] [-w WINDOW]"
-                + " [--slot BYTES] [SERVER]\n"
+                + " [--slot BYTES] [-e] [SERVER]\n"
+                + "  -e: the loop sleeps on the completion channel after its default busy-poll (50 us), as\n"
+                + "      perftest's -e; without it the loop polls without pause, as perftest does\n"
                 + "  the server first (no SERVER), then the client with the server's address";
     }
 }
