@@ -1,6 +1,7 @@
 package org.rdmapanama.bench.channel;
 
 import org.rdmapanama.bench.CliArgs;
+import org.rdmapanama.bench.JitActivity;
 import org.rdmapanama.bench.perftest.PerftestRows;
 import org.rdmapanama.bench.perftest.PerftestStats;
 import org.rdmapanama.channel.ChannelGroup;
@@ -23,7 +24,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
  * {@code ib_send_lat} reports it) and {@code channel_bw} (one-way messages
  * as fast as the window allows, as {@code ib_send_bw}), over one message
  * channel, with perftest's header and table. The client drives everything
- * from its channel's loop thread; the server echoes ({@link #ECHO}), counts
+ * from its channel's loop thread, after a warm-up until its JIT is idle; the server echoes ({@link #ECHO}), counts
  * ({@link #SINK}) and reports the count ({@link #FIN}).
  */
 public final class ChannelBenchCommand {
@@ -33,11 +34,13 @@ public final class ChannelBenchCommand {
     static final int SINK = 2;
     static final int FIN = 3;
     private static final int WARMUP = 2000;
+    private static final long WARMUP_MAX_NANOS = 60_000_000_000L;
 
     public static int run(String name, String[] args, PrintStream out, PrintStream err) {
         boolean bw = name.equals("channel_bw");
         return CliArgs.run(name, args, out, err, a -> ChannelBenchOptions.parse(bw, a),
-                s -> s.println(ChannelBenchOptions.usage(name)), o -> o.server == null ? serve(o, out) : client(name, o, out));
+                s -> s.println(ChannelBenchOptions.usage(name)),
+                o -> o.server == null ? serve(o, out) : client(name, o, out, err));
     }
 
     private static int serve(ChannelBenchOptions o, PrintStream out) throws Exception {
@@ -80,19 +83,18 @@ public final class ChannelBenchCommand {
         return CliArgs.OK;
     }
 
-    private static int client(String name, ChannelBenchOptions o, PrintStream out) throws Exception {
+    private static int client(String name, ChannelBenchOptions o, PrintStream out, PrintStream err) throws Exception {
         Driver driver = new Driver();
         try (ChannelGroup group = ChannelGroup.open(o.config(), o.channelOptions())) {
             MessageChannel ch = group.connect(new InetSocketAddress(o.server, o.port), driver).get(30, TimeUnit.SECONDS);
             header(name, o, group, out);
+            warmUp(driver, ch, o, err);
             if (o.bandwidth) {
-                driver.stream(ch, o.sizes().get(0), WARMUP).get(120, TimeUnit.SECONDS);
                 for (int size : o.sizes()) {
                     long[] t = driver.stream(ch, size, o.iters).get(600, TimeUnit.SECONDS);
                     out.println(PerftestRows.row(PerftestStats.bandwidth(size, o.iters, null, null, 1, t[0], t[1], false)));
                 }
             } else {
-                driver.pingPong(ch, o.sizes().get(0), WARMUP).get(120, TimeUnit.SECONDS);
                 for (int size : o.sizes()) {
                     long[] stamps = driver.pingPong(ch, size, o.iters).get(600, TimeUnit.SECONDS);
                     out.println(PerftestRows.row(PerftestStats.latency(size, stamps, o.iters, 2)));
@@ -103,6 +105,29 @@ public final class ChannelBenchCommand {
             ch.closeFuture().get(30, TimeUnit.SECONDS);
         }
         return CliArgs.OK;
+    }
+
+    /**
+     * Rounds of every size, thrown away, until this JVM's JIT has been idle for
+     * {@link JitActivity#QUIET_NANOS} (at least 3, at most {@link #WARMUP_MAX_NANOS}): under the
+     * lab's emulation an interpreted loop is many times slower than the compiled one.
+     */
+    private static void warmUp(Driver driver, MessageChannel ch, ChannelBenchOptions o, PrintStream err)
+            throws Exception {
+        long start = System.nanoTime();
+        JitActivity.Watch jit = new JitActivity.Watch(start);
+        int rounds = 0;
+        long now;
+        do {
+            for (int size : o.sizes()) {
+                int n = (int) Math.min(WARMUP, Math.max(50, (64L << 20) / size)); // a few seconds at most per size
+                (o.bandwidth ? driver.stream(ch, size, n) : driver.pingPong(ch, size, n)).get(120, TimeUnit.SECONDS);
+            }
+            rounds++;
+            now = System.nanoTime();
+        } while (rounds < 3 || jit.busy(now) && now - start < WARMUP_MAX_NANOS);
+        err.printf("client warm-up: %d rounds in %.1f s (until the JIT is idle for 1 s, at most %d s)%n",
+                rounds, (now - start) / 1e9, WARMUP_MAX_NANOS / 1_000_000_000L);
     }
 
     private static void header(String name, ChannelBenchOptions o, ChannelGroup g, PrintStream out) {
