@@ -66,7 +66,7 @@ public final class ChannelGroup implements AutoCloseable {
         // Room for a window of sends, its control messages and reads, within what the device allows.
         this.sqDepth = Math.min(2 * options.window() + 8, caps.maxQpWr() - 1);
         int readDepth = Math.max(1, Math.min(4, Math.min(caps.maxQpRdAtom(), caps.maxQpInitRdAtom())));
-        int recvDepth = options.window() + 1;
+        int recvDepth = options.window() + 2;
         // rnr_retry 0: credits promise a posted receive for every send, so a missing one is a bug to see, not to wait out.
         // retry 6: rxe takes 7 as "forever", which would hide a dead peer.
         this.connectionOptions = new ConnectionOptions(

@@ -88,7 +88,7 @@ public final class MessageChannel implements AutoCloseable {
     }
 
     static int cqEntries(ChannelOptions options, int sqDepth) {
-        return options.window() + 1 + sqDepth;
+        return options.window() + 2 + sqDepth;
     }
 
     /** Every receive slot, posted once the loop can find the channel: the peer may send as soon as it is connected. */

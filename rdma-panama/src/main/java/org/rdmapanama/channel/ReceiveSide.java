@@ -61,7 +61,7 @@ final class ReceiveSide {
         this.pool = pool;
         this.options = options;
         this.sender = sender;
-        this.receives = options.window() + 1;
+        this.receives = options.window() + 2; // the credits given, and the slot of an ANSWER
         this.slots = new MessageBuffer[receives];
         this.slotMessages = new Message[receives];
         this.repost = new int[receives];
@@ -123,13 +123,15 @@ final class ReceiveSide {
         return peerRequested;
     }
 
-    /** Up to {@code most} of the credits owed to the peer, for a header going out; all told answers a request. */
+    /** The ANSWER to the peer's REQUEST is posted. */
+    void answered() {
+        peerRequested = false;
+    }
+
+    /** Up to {@code most} of the credits owed to the peer, for a header going out. */
     int takeReturnable(int most) {
         int give = Math.min(returnable, most);
         returnable -= give;
-        if (returnable == 0) {
-            peerRequested = false;
-        }
         return give;
     }
 
@@ -189,9 +191,20 @@ final class ReceiveSide {
                 sender.credit(c);
                 channel.markDirty();
             }
-            if ((Wire.flags(s) & Wire.FLAG_REQUEST) != 0) {
+            int flags = Wire.flags(s);
+            if (flags != 0 && type != Wire.CREDIT) {
+                throw new ProtocolException("header flags 0x" + Integer.toHexString(flags) + " on a "
+                        + Wire.typeName(type) + " message: only a CREDIT carries them");
+            }
+            if ((flags & Wire.FLAG_REQUEST) != 0) {
+                if (peerRequested) {
+                    throw new ProtocolException("a REQUEST while the last one is unanswered");
+                }
                 peerRequested = true;
                 channel.markDirty();
+            }
+            if ((flags & Wire.FLAG_ANSWER) != 0) {
+                sender.answered();
             }
             switch (type) {
                 case Wire.DATA -> {
@@ -200,18 +213,18 @@ final class ReceiveSide {
                     m.ready = true;
                     deliver(m);
                 }
-                case Wire.CREDIT -> repost(slot);
+                case Wire.CREDIT -> repost(slot, (flags & Wire.FLAG_ANSWER) == 0); // an ANSWER's slot is given by no credit
                 case Wire.RNDV -> {
                     receiveRendezvous(s);
-                    repost(slot);
+                    repost(slot, true);
                 }
                 case Wire.DONE -> {
                     sender.rendezvousDone(Wire.token(s));
-                    repost(slot);
+                    repost(slot, true);
                 }
                 case Wire.ADVERTISE -> {
                     receiveAdvertise(s);
-                    repost(slot);
+                    repost(slot, true);
                 }
                 case Wire.BYE -> peerSaidBye = true; // the disconnect follows; nothing more arrives
                 default -> throw new ProtocolException("unknown message type " + type);
@@ -331,7 +344,7 @@ final class ReceiveSide {
                 slots[m.slot].recycle(); // the channel finished while the message was held
                 slots[m.slot] = null;
             } else if (state != MessageChannel.State.DRAINING) {
-                repost(m.slot);
+                repost(m.slot, true);
             }
             return;
         }
@@ -342,9 +355,9 @@ final class ReceiveSide {
         rendezvousFree[rendezvousFreeCount++] = m;
     }
 
-    private void repost(int slot) {
+    private void repost(int slot, boolean credited) {
         repost[repostCount++] = slot;
-        returnable++;
+        returnable += credited ? 1 : 0;
         channel.markDirty();
     }
 

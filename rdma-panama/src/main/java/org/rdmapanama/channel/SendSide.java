@@ -9,15 +9,14 @@ import org.rdmapanama.verbs.SendRequest;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A channel's send queue, on its loop thread: the sends waiting for credits
- * or a token, the ring of what was posted (sends and RDMA Reads, in order),
- * the rendezvous {@link Tokens}, and the CREDIT and BYE messages. It allocates nothing per message beyond the
- * pool's buffers.
+ * A channel's send queue, on its loop thread: the sends waiting for credits or a token, the ring of what
+ * was posted (sends and RDMA Reads, in order), the rendezvous {@link Tokens}, and the CREDIT and BYE
+ * messages. It allocates nothing per message beyond the pool's buffers.
  */
 final class SendSide {
     private static final int POST_BATCH = 16;
-    /** Credits a data message needs: 2 stay for a REQUEST, 1 of them for answering one. */
-    private static final int DATA_CREDITS = 3;
+    /** Credits a data message needs: the last one stays for a REQUEST. */
+    private static final int DATA_CREDITS = 2;
 
     private final MessageChannel channel;
     private final ChannelLoop loop;
@@ -28,15 +27,12 @@ final class SendSide {
     private ConfinedPoster poster;
     private final int maxInline;
 
-    // Credits: receives the peer has free for us.
-    private int credits;
+    private int credits; // receives the peer has free for us
     private int peerReceives;
     private boolean requestOutstanding; // we asked for credits and none came yet
     private boolean byeSent;
 
-    // Waiting: ready to post, in order; and user sends waiting for a token.
-    private MessageBuffer queueHead, queueTail;
-    private MessageBuffer backlogHead, backlogTail;
+    private MessageBuffer queueHead, queueTail, backlogHead, backlogTail; // ready to post; waiting for a token
 
     // Send queue: posted sends and reads, in order; a completion covers all before it.
     private final int sqDepth;
@@ -100,6 +96,13 @@ final class SendSide {
                     + ", more than the " + peerReceives + " receives the peer posted");
         }
         credits += c;
+    }
+
+    /** The peer answered our REQUEST: the next may go. */
+    void answered() throws ProtocolException {
+        if (!requestOutstanding) {
+            throw new ProtocolException("an ANSWER to no REQUEST");
+        }
         requestOutstanding = false;
     }
 
@@ -145,31 +148,40 @@ final class SendSide {
     }
 
     /**
-     * A CREDIT when the peer asked and there are 2 or more to give, or when half
-     * the receives were reposted and nothing carries them; a REQUEST when data
-     * waits for credits (docs/guide/channels.md#credits). It goes ahead of the
-     * queue: credits are not ordered with data.
+     * The credit rules (docs/guide/channels.md#credits): an ANSWER to the peer's REQUEST, free (the peer
+     * keeps a slot for it); a CREDIT when half the receives were reposted and nothing carries them; a
+     * REQUEST, with the last credit, when data waits for credits. Ahead of the queue: not ordered with data.
      */
     private void returnCredits() throws RdmaException {
-        int owed = receiver.returnable();
-        boolean answer = receiver.peerRequested() && owed >= 2 && credits >= 1
-                || queueHead == null && owed >= Math.max(1, receiver.receives() / 2) && credits >= 2;
-        boolean ask = !answer && queueHead != null && credits < DATA_CREDITS && !requestOutstanding && credits >= 2;
-        if (!answer && !ask) {
+        int flags;
+        if (receiver.peerRequested()) {
+            flags = Wire.FLAG_ANSWER;
+            receiver.answered();
+        } else if (queueHead == null && receiver.returnable() >= Math.max(1, receiver.receives() / 2) && credits >= 2) {
+            flags = 0;
+        } else if (queueHead != null && credits < DATA_CREDITS && !requestOutstanding && credits >= 1) {
+            flags = Wire.FLAG_REQUEST;
+            requestOutstanding = true;
+        } else {
             return;
         }
-        requestOutstanding |= ask;
-        int flags = ask ? Wire.FLAG_REQUEST : 0;
-        MessageBuffer c = pool.allocate(0);
-        Wire.header(c.whole, Wire.CREDIT, 0, 0, 0);
+        MessageBuffer c = control(Wire.CREDIT, 0, 0);
         Wire.flags(c.whole, flags);
-        c.wireType = Wire.CREDIT;
         c.queueNext = queueHead;
         queueHead = c;
         if (queueTail == null) {
             queueTail = c;
         }
         postSends();
+    }
+
+    /** A message of the protocol's own, its header written but for the credits (and flags). */
+    private MessageBuffer control(int type, int length, int token) throws RdmaException {
+        MessageBuffer c = pool.allocate(Wire.DESCRIPTOR);
+        Wire.header(c.whole, type, 0, length, token);
+        c.wireType = type;
+        c.length = 0;
+        return c;
     }
 
     /** Nothing waits to be sent, and no rendezvous waits for the peer's read. */
@@ -183,11 +195,8 @@ final class SendSide {
 
     /** Signaled: its completion says that everything before it arrived. */
     void sayBye() throws RdmaException {
-        MessageBuffer bye = pool.allocate(0);
-        Wire.header(bye.whole, Wire.BYE, 0, 0, 0);
-        bye.wireType = Wire.BYE;
         byeSent = true;
-        append(bye);
+        append(control(Wire.BYE, 0, 0));
         postSends();
     }
 
@@ -206,20 +215,16 @@ final class SendSide {
         try {
             int token = tokens.take(b);
             if (tokens.firstUse(b.chunk)) {
-                MessageBuffer ad = pool.allocate(Wire.DESCRIPTOR);
-                Wire.header(ad.whole, Wire.ADVERTISE, 0, 0, 0);
+                MessageBuffer ad = control(Wire.ADVERTISE, 0, 0);
                 ad.whole.set(Wire.U64, Wire.HEADER, b.region.address());
                 ad.whole.set(Wire.U32, Wire.HEADER + 8, (int) b.region.length());
                 ad.whole.set(Wire.U32, Wire.HEADER + 12, b.region.rkey());
-                ad.wireType = Wire.ADVERTISE;
                 append(ad);
             }
-            MessageBuffer rv = pool.allocate(Wire.DESCRIPTOR);
-            Wire.header(rv.whole, Wire.RNDV, 0, b.length, token);
+            MessageBuffer rv = control(Wire.RNDV, b.length, token);
             rv.whole.set(Wire.U64, Wire.HEADER, b.payloadAddress());
             rv.whole.set(Wire.U32, Wire.HEADER + 8, b.region.rkey());
             rv.whole.set(Wire.U32, Wire.HEADER + 12, 0);
-            rv.wireType = Wire.RNDV;
             rv.user = true;
             append(rv);
         } catch (RdmaException | RuntimeException e) {
@@ -263,7 +268,8 @@ final class SendSide {
         int n = 0;
         while (queueHead != null && n < POST_BATCH && sqPosted + n - sqDone < sqDepth) {
             MessageBuffer b = queueHead;
-            if (credits < (b.wireType == Wire.CREDIT || b.wireType == Wire.BYE ? 1 : DATA_CREDITS)) {
+            boolean free = b.wireType == Wire.CREDIT && (Wire.flags(b.whole) & Wire.FLAG_ANSWER) != 0;
+            if (!free && credits < (b.wireType == Wire.CREDIT || b.wireType == Wire.BYE ? 1 : DATA_CREDITS)) {
                 break;
             }
             queueHead = b.queueNext;
@@ -271,7 +277,7 @@ final class SendSide {
                 queueTail = null;
             }
             b.queueNext = null;
-            credits--;
+            credits -= free ? 0 : 1;
             if (b.user) {
                 pending.decrementAndGet();
             }
@@ -349,11 +355,7 @@ final class SendSide {
         }
         r.ready = true;
         try {
-            MessageBuffer done = pool.allocate(0);
-            Wire.header(done.whole, Wire.DONE, 0, 0, r.token);
-            done.wireType = Wire.DONE;
-            done.length = 0;
-            append(done);
+            append(control(Wire.DONE, 0, r.token));
         } catch (RdmaException | RuntimeException e) {
             channel.fail(e);
             return;
@@ -363,22 +365,19 @@ final class SendSide {
 
     /** Aborting: what was never posted goes back to the pool. */
     void dropQueued() {
-        for (MessageBuffer b = queueHead; b != null; ) {
-            MessageBuffer next = b.queueNext;
+        recycle(queueHead);
+        recycle(backlogHead);
+        queueHead = queueTail = backlogHead = backlogTail = null;
+    }
+
+    private void recycle(MessageBuffer list) {
+        for (MessageBuffer b = list, next; b != null; b = next) {
+            next = b.queueNext;
             if (b.user) {
                 pending.decrementAndGet();
             }
             b.recycle();
-            b = next;
         }
-        queueHead = queueTail = null;
-        for (MessageBuffer b = backlogHead; b != null; ) {
-            MessageBuffer next = b.queueNext;
-            pending.decrementAndGet();
-            b.recycle();
-            b = next;
-        }
-        backlogHead = backlogTail = null;
     }
 
     /** Finished: buffers of sends, reads and rendezvous whose completions never came go back to the pool. */

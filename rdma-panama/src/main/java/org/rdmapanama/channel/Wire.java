@@ -12,7 +12,7 @@ import java.nio.ByteOrder;
  *  2 version u8   1
  *  3 type    u8   DATA, CREDIT, RNDV, DONE, ADVERTISE or BYE
  *  4 credits u16  receives the sender reposted since it last said so
- *  6 flags   u16  bit 0: REQUEST (the sender waits for credits: return what you can)
+ *  6 flags   u16  CREDIT only: bit 0 REQUEST (the sender waits for credits), bit 1 ANSWER (to one)
  *  8 length  u32  DATA: payload bytes; RNDV: the message's length; else 0
  * 12 token   u32  RNDV and DONE: the rendezvous; else 0
  * </pre>
@@ -37,6 +37,7 @@ final class Wire {
     static final int ADVERTISE = 5;
     static final int BYE = 6;
     static final int FLAG_REQUEST = 1;
+    static final int FLAG_ANSWER = 2;
 
     static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
@@ -114,7 +115,7 @@ final class Wire {
             throw new ProtocolException("version " + version + " is not " + VERSION);
         }
         int flags = flags(s);
-        if ((flags & ~FLAG_REQUEST) != 0) {
+        if ((flags & ~(FLAG_REQUEST | FLAG_ANSWER)) != 0) {
             throw new ProtocolException("header flags 0x" + Integer.toHexString(flags) + " have unknown bits");
         }
         int type = type(s);

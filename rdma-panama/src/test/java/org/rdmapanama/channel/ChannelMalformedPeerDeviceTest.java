@@ -72,6 +72,14 @@ class ChannelMalformedPeerDeviceTest {
         }, 32));
         c.add(new Case("done token", "DONE for token 7", s -> Wire.header(s, Wire.DONE, 0, 0, 7), 16));
         c.add(new Case("advertise length", "ADVERTISE length is 3", s -> Wire.header(s, Wire.ADVERTISE, 0, 3, 0), 32));
+        c.add(new Case("answer", "an ANSWER to no REQUEST", s -> {
+            Wire.header(s, Wire.CREDIT, 0, 0, 0);
+            Wire.flags(s, Wire.FLAG_ANSWER);
+        }, 16));
+        c.add(new Case("flags on data", "only a CREDIT carries them", s -> {
+            Wire.header(s, Wire.DATA, 0, 4, 0);
+            Wire.flags(s, Wire.FLAG_REQUEST);
+        }, 20));
         c.add(new Case("random bytes", "", s -> {
             byte[] r = new byte[64];
             new Random(7).nextBytes(r);
