@@ -3,9 +3,9 @@ package org.rdmapanama.channel;
 /**
  * How a {@link ChannelGroup} sizes its channels, buffers and threads.
  *
- * @param window         receives each channel keeps posted for its peer: the messages a sender may have in
- *                       flight before the receiver gives buffers back (its credits); one more is posted for
- *                       control messages
+ * @param window         messages a sender may have in flight before the receiver gives buffers back; the
+ *                       receiver posts 2 receives more (the sender's last credit, kept for a REQUEST, and the
+ *                       slot of an ANSWER: docs/guide/channels.md#credits)
  * @param slotSize       bytes of one receive slot, the 16-byte header included: messages up to
  *                       {@code slotSize - 16} bytes go eagerly (one Send), larger ones by rendezvous (an RDMA
  *                       Read by the receiver)

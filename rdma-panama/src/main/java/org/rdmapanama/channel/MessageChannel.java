@@ -325,8 +325,9 @@ public final class MessageChannel implements AutoCloseable {
         }
         try {
             qp.toError(); // flushes what is outstanding
+            connection.disconnect(); // at once: the peer learns now, not after the flushes came in
         } catch (RdmaException | RuntimeException e) {
-            Log.LOG.debug("moving {} to ERR: {}", name, e.getMessage());
+            Log.LOG.debug("moving {} to ERR and disconnecting: {}", name, e.getMessage());
         }
         // Only the receives: every one flushes, while an unsignaled send that completed never reports
         // (its buffer is recycled at the finish; a late completion finds the channel's generation gone).
