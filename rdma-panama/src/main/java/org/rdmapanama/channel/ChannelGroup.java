@@ -85,7 +85,7 @@ public final class ChannelGroup implements AutoCloseable {
             made.add(pool);
             this.loops = new ChannelLoop[options.loops()];
             for (int i = 0; i < loops.length; i++) {
-                loops[i] = new ChannelLoop(name + "-loop-" + i, context, pd, options);
+                loops[i] = new ChannelLoop(name + "-loop-" + i, context, pd, pool, options);
                 made.add(loops[i]);
             }
             ok = true;

@@ -34,6 +34,8 @@ final class ChannelLoop implements AutoCloseable {
 
     final String name;
     final SharedResources shared;
+    /** The channels' shared receive queue, or null when each QP has its own receives. */
+    final SharedReceives sharedReceives;
     private final CompletionChannel completionChannel;
     private final CompletionQueue cq;
     private final Wakeup wakeup;
@@ -56,19 +58,22 @@ final class ChannelLoop implements AutoCloseable {
     private MessageChannel dirtyHead; // loop thread only
     private final List<Closing> watched = new ArrayList<>(); // loop thread only
 
-    ChannelLoop(String name, DeviceContext context, ProtectionDomain pd, ChannelOptions options) throws RdmaException {
+    ChannelLoop(String name, DeviceContext context, ProtectionDomain pd, BufferPool pool, ChannelOptions options)
+            throws RdmaException {
         this.name = name;
         this.busyPollNanos = options.busyPollNanos();
         this.cqSize = options.cqSize();
         CompletionChannel ch = null;
         CompletionQueue q = null;
         Wakeup w = null;
+        SharedReceives srq = null;
         try {
             ch = context.createCompletionChannel();
             q = context.createCompletionQueue(options.cqSize(), ch);
             w = Wakeup.create(name);
+            srq = options.sharesReceives() ? new SharedReceives(name, pd, pool, options) : null;
         } catch (RdmaException | RuntimeException e) {
-            for (AutoCloseable c : new AutoCloseable[] {w, q, ch}) {
+            for (AutoCloseable c : new AutoCloseable[] {srq, w, q, ch}) {
                 if (c != null) {
                     Closer.quietly(c);
                 }
@@ -78,7 +83,8 @@ final class ChannelLoop implements AutoCloseable {
         this.completionChannel = ch;
         this.cq = q;
         this.wakeup = w;
-        this.shared = new SharedResources(pd, q);
+        this.sharedReceives = srq;
+        this.shared = new SharedResources(pd, q, q, srq != null ? srq.queue : null);
         // A platform thread: it sleeps in poll(2), which would pin a virtual one.
         this.thread = Thread.ofPlatform().name(name).daemon(true).unstarted(this::run);
         thread.start();
@@ -243,8 +249,17 @@ final class ChannelLoop implements AutoCloseable {
 
     private int poll(ConfinedPoller poller, CompletionBatch batch) throws RdmaException {
         int n = poller.poll(batch);
+        if (n == 0 && sharedReceives != null) {
+            sharedReceives.cqEmpty();
+        }
         for (int i = 0; i < n; i++) {
             long wr = batch.wrId(i);
+            if (((int) (wr >>> 32) & 0xf) == MessageChannel.KIND_SRQ) { // its channel is known by the QP only
+                boolean ok = batch.isSuccess(i);
+                sharedReceives.onCompletion(batch.qpNumber(i), (int) wr, ok, ok ? null : batch.status(i),
+                        batch.byteLength(i), ok ? 0 : batch.vendorError(i));
+                continue;
+            }
             MessageChannel ch = table.get((int) (wr >>> 48));
             if (ch == null || (ch.generation & 0xff) != ((int) (wr >>> 40) & 0xff)) {
                 continue; // of a channel that finished without waiting for its flush
@@ -256,12 +271,19 @@ final class ChannelLoop implements AutoCloseable {
         return n;
     }
 
-    private void flushDirty() {
+    private void flushDirty() throws RdmaException {
+        // An SRQ's slots are posted before any channel's flush carries the credits they back.
+        if (sharedReceives != null) {
+            sharedReceives.postReposts();
+        }
         MessageChannel ch;
         while ((ch = dirtyHead) != null) {
             dirtyHead = ch.dirtyNext;
             ch.dirtyNext = null;
             ch.flush();
+            if (sharedReceives != null) {
+                sharedReceives.postReposts();
+            }
         }
     }
 
@@ -301,7 +323,7 @@ final class ChannelLoop implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new RdmaException("interrupted while stopping " + name, e);
         }
-        RdmaException first = Closer.closeAll(null, cq, completionChannel);
+        RdmaException first = Closer.closeAll(null, sharedReceives, cq, completionChannel);
         wakeup.close();
         if (first != null) {
             throw first;

@@ -15,9 +15,13 @@ package org.rdmapanama.channel;
  * @param sendQueueLimit sends a channel queues while its window is empty, before {@code send} refuses
  * @param cqSize         completion queue entries of each loop; bounds the channels a loop takes
  * @param inlineSize     inline data asked of each queue pair (the device may grant less)
+ * @param sharedReceives 0: each channel posts its receives on its own queue pair; otherwise the depth of one
+ *                       shared receive queue per loop that its channels' queue pairs share, which bounds the
+ *                       loop's channels to {@code sharedReceives / (window + 2)} (every credit stays backed by a
+ *                       posted receive). On iWARP (siw) a QP without a receive queue maps one page less.
  */
 public record ChannelOptions(int window, int slotSize, int maxMessageSize, int loops, long busyPollNanos,
-                             int sendQueueLimit, int cqSize, int inlineSize) {
+                             int sendQueueLimit, int cqSize, int inlineSize, int sharedReceives) {
     public ChannelOptions {
         check("window", window, 3, 4096);
         check("slotSize", slotSize, 64, 1 << 24);
@@ -32,6 +36,16 @@ public record ChannelOptions(int window, int slotSize, int maxMessageSize, int l
         check("sendQueueLimit", sendQueueLimit, 1, 1 << 20);
         check("cqSize", cqSize, 16, 1 << 22);
         check("inlineSize", inlineSize, 0, 4096);
+        if (sharedReceives != 0 && sharedReceives < window + 2) {
+            throw new IllegalArgumentException("sharedReceives must be 0 (no SRQ) or at least window + 2 = "
+                    + (window + 2) + " (one channel's receives), got " + sharedReceives);
+        }
+        check("sharedReceives", sharedReceives, 0, 1 << 24);
+    }
+
+    /** Whether the channels of a loop share one receive queue. */
+    public boolean sharesReceives() {
+        return sharedReceives > 0;
     }
 
     private static void check(String name, int v, int min, int max) {
@@ -42,7 +56,7 @@ public record ChannelOptions(int window, int slotSize, int maxMessageSize, int l
 
     /** 32-message window of 8 KiB slots, 64 MiB messages, one loop polling 50 µs before it sleeps. */
     public static ChannelOptions defaults() {
-        return new ChannelOptions(32, 8192, 64 << 20, 1, 50_000, 1024, 16384, 64);
+        return new ChannelOptions(32, 8192, 64 << 20, 1, 50_000, 1024, 16384, 64, 0);
     }
 
     /** The largest message that goes eagerly. */
@@ -51,34 +65,40 @@ public record ChannelOptions(int window, int slotSize, int maxMessageSize, int l
     }
 
     public ChannelOptions withWindow(int v) {
-        return new ChannelOptions(v, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize);
+        return new ChannelOptions(v, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize, sharedReceives);
     }
 
     public ChannelOptions withSlotSize(int v) {
-        return new ChannelOptions(window, v, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize);
+        return new ChannelOptions(window, v, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize, sharedReceives);
     }
 
     public ChannelOptions withMaxMessageSize(int v) {
-        return new ChannelOptions(window, slotSize, v, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize);
+        return new ChannelOptions(window, slotSize, v, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize, sharedReceives);
     }
 
     public ChannelOptions withLoops(int v) {
-        return new ChannelOptions(window, slotSize, maxMessageSize, v, busyPollNanos, sendQueueLimit, cqSize, inlineSize);
+        return new ChannelOptions(window, slotSize, maxMessageSize, v, busyPollNanos, sendQueueLimit, cqSize, inlineSize, sharedReceives);
     }
 
     public ChannelOptions withBusyPollNanos(long v) {
-        return new ChannelOptions(window, slotSize, maxMessageSize, loops, v, sendQueueLimit, cqSize, inlineSize);
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, v, sendQueueLimit, cqSize, inlineSize, sharedReceives);
     }
 
     public ChannelOptions withSendQueueLimit(int v) {
-        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, v, cqSize, inlineSize);
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, v, cqSize, inlineSize, sharedReceives);
     }
 
     public ChannelOptions withCqSize(int v) {
-        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, v, inlineSize);
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, v, inlineSize, sharedReceives);
     }
 
     public ChannelOptions withInlineSize(int v) {
-        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, v);
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, v, sharedReceives);
+    }
+
+    /** One shared receive queue of {@code v} receives per loop (0: none, each QP has its own). */
+    public ChannelOptions withSharedReceives(int v) {
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize,
+                inlineSize, v);
     }
 }

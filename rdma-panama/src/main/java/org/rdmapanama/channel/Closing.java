@@ -94,8 +94,9 @@ final class Closing {
             channel.startDrain(); // a graceful close by one side
             return;
         }
-        if (disconnected && !flushed && receiver.outstanding() > 0) {
+        if (disconnected && !flushed && (receiver.outstanding() > 0 || receiver.sharedReceives())) {
             // rdma_cm may report before this loop polled the peer's BYE: judge at the first flushed completion
+            // (an SRQ's receives do not flush: at the BYE, or at the deadline)
             pendingEnd = end;
             if (!awaitingEnd) {
                 awaitingEnd = true;
@@ -109,6 +110,12 @@ final class Closing {
             case FAILED -> end.detail();
             case CLOSED -> "the connection was closed";
         }));
+    }
+
+    void byeReceived() {
+        if (awaitingEnd && pendingEnd != null) {
+            onEnded(pendingEnd, true);
+        }
     }
 
     void completionFailed(String what, WcStatus status, int vendorError) {

@@ -11,7 +11,7 @@ import java.lang.foreign.MemorySegment;
  * used after release throws.
  */
 public final class Message extends LoopTask {
-    final MessageChannel channel;
+    MessageChannel channel; // a slot of a loop's shared receive queue serves whichever channel it lands on
     /** The receive slot it arrived in, or -1 for a rendezvous message. */
     final int slot;
     private final MemorySegment slotPayload;

@@ -37,6 +37,7 @@ public final class MessageChannel implements AutoCloseable {
 
     static final int KIND_RECV = 1;
     static final int KIND_SQ = 2;
+    static final int KIND_SRQ = 3;
 
     final ChannelLoop loop;
     final int id;
@@ -93,7 +94,7 @@ public final class MessageChannel implements AutoCloseable {
 
     /** Every receive slot, posted once the loop can find the channel: the peer may send as soon as it is connected. */
     void postInitialReceives() throws RdmaException {
-        receiver.postInitial(qp);
+        receiver.postInitial();
     }
 
     // ---- public API ----
@@ -254,6 +255,11 @@ public final class MessageChannel implements AutoCloseable {
         }
     }
 
+    /** The peer's BYE arrived: a disconnect reported before it can be judged now. */
+    void byeReceived() {
+        closing.byeReceived();
+    }
+
     void released(Message m) {
         receiver.released(m);
     }
@@ -341,8 +347,6 @@ public final class MessageChannel implements AutoCloseable {
         if (poster != null) {
             poster.close();
         }
-        sender.recycleAll();
-        receiver.recycleReads();
         try {
             connection.close();
         } catch (RdmaException | RuntimeException e) {
@@ -351,6 +355,9 @@ public final class MessageChannel implements AutoCloseable {
                 cause = e;
             }
         }
+        // After the QP is gone: with an SRQ the drain did not wait for a flush, so the device may still have used them.
+        sender.recycleAll();
+        receiver.recycleReads();
         receiver.recycleSlots();
         loop.unregister(this);
         if (cause == null) {

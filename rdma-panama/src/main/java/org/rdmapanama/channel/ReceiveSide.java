@@ -3,7 +3,6 @@ package org.rdmapanama.channel;
 import org.rdmapanama.error.RdmaException;
 import org.rdmapanama.verbs.ConfinedPoster;
 import org.rdmapanama.verbs.QueuePair;
-import org.rdmapanama.verbs.ReceiveRequest;
 
 import java.lang.foreign.MemorySegment;
 
@@ -23,19 +22,12 @@ final class ReceiveSide {
     private final BufferPool pool;
     private final ChannelOptions options;
     private final SendSide sender;
-    private ConfinedPoster poster;
 
     // Slots posted for the peer.
     private final int receives;
-    private final MessageBuffer[] slots;
-    private final Message[] slotMessages;
-    private final ReceiveRequest recvBatch;
-    private final int[] repost;
-    private int repostCount;
-    private int lastRecvChain = 1;
+    private final Receives slots;
     private int returnable; // reposted since the last header that said so
     private boolean peerRequested; // the peer waits for credits: return them even below half the receives
-    private int recvOutstanding;
     private final int[] early; // (slot, bytes) pairs that came before activation
     private int earlyCount;
     private boolean peerSaidBye;
@@ -52,7 +44,6 @@ final class ReceiveSide {
     private final Message[] readsWaiting; // for room in the send queue
     private int readsWaitingHead, readsWaitingCount;
 
-    /** Takes a slot of the pool for every receive; gives them back if that fails. */
     ReceiveSide(MessageChannel channel, ChannelLoop loop, QueuePair qp, MessageHandler handler, BufferPool pool,
                 ChannelOptions options, SendSide sender) throws RdmaException {
         this.channel = channel;
@@ -62,9 +53,6 @@ final class ReceiveSide {
         this.options = options;
         this.sender = sender;
         this.receives = options.window() + 2; // the credits given, and the slot of an ANSWER
-        this.slots = new MessageBuffer[receives];
-        this.slotMessages = new Message[receives];
-        this.repost = new int[receives];
         this.early = new int[2 * receives];
         this.rendezvousFree = new Message[options.window()];
         for (int i = 0; i < rendezvousFree.length; i++) {
@@ -72,35 +60,29 @@ final class ReceiveSide {
         }
         this.delivery = new Message[receives + options.window()];
         this.readsWaiting = new Message[options.window()];
-        this.recvBatch = qp.newReceiveRequest(receives, 1);
-        boolean ok = false;
-        try {
-            for (int i = 0; i < receives; i++) {
-                MessageBuffer b = pool.allocate(options.eagerLimit());
-                slots[i] = b;
-                slotMessages[i] = new Message(channel, i, b.payloadView());
-                recvBatch.wrId(i, loop.wrId(channel, MessageChannel.KIND_RECV, i))
-                        .sge(i, 0, b.region, b.offset, options.slotSize());
-            }
-            recvBatch.chain(receives);
-            lastRecvChain = receives;
-            recvOutstanding = receives;
-            ok = true;
-        } finally {
-            if (!ok) {
-                recycleSlots();
-            }
-        }
+        this.slots = loop.sharedReceives != null
+                ? new SrqReceives(channel, loop.sharedReceives, this, qp, receives)
+                : new QpReceives(channel, loop, this, qp, pool, options, receives);
     }
 
     /** Every slot, posted before the channel is connected (the peer may send as soon as it is). */
-    void postInitial(QueuePair qp) throws RdmaException {
-        qp.postRecv(recvBatch);
+    void postInitial() throws RdmaException {
+        slots.postInitial();
     }
 
     /** Connected: reposts go through the channel's poster from here on. */
     void activate(ConfinedPoster poster) {
-        this.poster = poster;
+        slots.activate(poster);
+    }
+
+    /** {@code n} more receives are posted for the peer: credits for the next header out. */
+    void credited(int n) {
+        returnable += n;
+        channel.markDirty();
+    }
+
+    boolean sharedReceives() {
+        return slots.shared();
     }
 
     /** Receives that completed before the channel was open are taken in, in the order they came. */
@@ -136,7 +118,7 @@ final class ReceiveSide {
     }
 
     int outstanding() {
-        return recvOutstanding;
+        return slots.outstanding();
     }
 
     boolean peerSaidBye() {
@@ -145,7 +127,7 @@ final class ReceiveSide {
 
     /** A receive completed; a failed one is the channel's to report. */
     void onCompletion(int slot, boolean success, int bytes) {
-        recvOutstanding--;
+        slots.completed();
         if (success) {
             if (channel.state() == MessageChannel.State.CONNECTING) {
                 early[2 * earlyCount] = slot;
@@ -156,25 +138,9 @@ final class ReceiveSide {
         }
     }
 
-    /** Posts the slots given back since the last flush, in one chain. */
+    /** Posts the slots given back since the last flush. */
     void postReposts() throws RdmaException {
-        int n = repostCount;
-        if (n == 0) {
-            return;
-        }
-        for (int k = 0; k < n; k++) {
-            int slot = repost[k];
-            MessageBuffer b = slots[slot];
-            recvBatch.wrId(k, loop.wrId(channel, MessageChannel.KIND_RECV, slot))
-                    .sge(k, 0, b.region, b.offset, options.slotSize());
-        }
-        if (n != lastRecvChain) {
-            recvBatch.chain(n);
-            lastRecvChain = n;
-        }
-        poster.postRecv(recvBatch);
-        repostCount = 0;
-        recvOutstanding += n;
+        slots.postReposts();
     }
 
     private void onReceive(int slot, int bytes) {
@@ -182,7 +148,7 @@ final class ReceiveSide {
         if (state == MessageChannel.State.DRAINING || state == MessageChannel.State.CLOSED) {
             return; // not reposted: the slots are recycled when the channel finishes
         }
-        MemorySegment s = slots[slot].whole;
+        MemorySegment s = slots.slot(slot);
         int type;
         try {
             type = Wire.check(s, bytes, options.slotSize());
@@ -208,7 +174,7 @@ final class ReceiveSide {
             }
             switch (type) {
                 case Wire.DATA -> {
-                    Message m = slotMessages[slot];
+                    Message m = slots.message(slot);
                     m.length = bytes - Wire.HEADER;
                     m.ready = true;
                     deliver(m);
@@ -226,7 +192,10 @@ final class ReceiveSide {
                     receiveAdvertise(s);
                     repost(slot, true);
                 }
-                case Wire.BYE -> peerSaidBye = true; // the disconnect follows; nothing more arrives
+                case Wire.BYE -> {
+                    peerSaidBye = true; // the disconnect follows; nothing more arrives
+                    channel.byeReceived();
+                }
                 default -> throw new ProtocolException("unknown message type " + type);
             }
         } catch (ProtocolException e) {
@@ -341,8 +310,7 @@ final class ReceiveSide {
         if (m.slot >= 0) {
             MessageChannel.State state = channel.state();
             if (state == MessageChannel.State.CLOSED) {
-                slots[m.slot].recycle(); // the channel finished while the message was held
-                slots[m.slot] = null;
+                slots.releasedAfterClose(m.slot); // the channel finished while the message was held
             } else if (state != MessageChannel.State.DRAINING) {
                 repost(m.slot, true);
             }
@@ -356,9 +324,7 @@ final class ReceiveSide {
     }
 
     private void repost(int slot, boolean credited) {
-        repost[repostCount++] = slot;
-        returnable += credited ? 1 : 0;
-        channel.markDirty();
+        slots.repost(slot, credited);
     }
 
     /** Aborting: messages read but not handed over go back, since nobody will release them. */
@@ -387,13 +353,8 @@ final class ReceiveSide {
         }
     }
 
-    /** Slots not held by a message the user still has go back to the pool. */
+    /** Finished, the QP destroyed: slots not held by a message the user still has go back. */
     void recycleSlots() {
-        for (int i = 0; i < slots.length; i++) {
-            if (slots[i] != null && (slotMessages[i] == null || !slotMessages[i].isHeld())) {
-                slots[i].recycle();
-                slots[i] = null;
-            }
-        }
+        slots.recycle();
     }
 }
