@@ -55,6 +55,10 @@ final class ChannelLoop implements AutoCloseable {
     private int channels; // guarded by this
     private final int cqSize;
 
+    private static final int CLOCK_EVERY = 64;
+    private int idlePolls; // loop thread only: empty polls in a row
+    private long idleSince; // loop thread only: when they began
+
     private MessageChannel dirtyHead; // loop thread only
     private final List<Closing> watched = new ArrayList<>(); // loop thread only
 
@@ -174,37 +178,8 @@ final class ChannelLoop implements AutoCloseable {
         try (CompletionWaiter waiter = completionChannel.newWaiter(wakeup);
              ConfinedPoller poller = cq.confinedPoller();
              CompletionBatch batch = cq.newBatch(64)) {
-            long idleSince = 0;
             while (!stopping) {
-                int work = runTasks() + poll(poller, batch);
-                flushDirty();
-                if (!watched.isEmpty()) {
-                    checkDeadlines();
-                }
-                if (work > 0) {
-                    idleSince = 0;
-                    continue;
-                }
-                long now = System.nanoTime();
-                if (idleSince == 0) {
-                    idleSince = now;
-                    continue;
-                }
-                if (now - idleSince < busyPollNanos) {
-                    Thread.onSpinWait();
-                    continue;
-                }
-                cq.requestNotification(false);
-                sleeping = true;
-                if (!tasks.isEmpty() || stopping || poll(poller, batch) > 0) {
-                    sleeping = false; // came in before the arming took
-                    flushDirty();
-                    idleSince = 0;
-                    continue;
-                }
-                waiter.await(watched.isEmpty() ? -1 : Math.max(0, nearestDeadline() - now));
-                sleeping = false;
-                idleSince = 0;
+                turn(waiter, poller, batch);
             }
         } catch (RdmaException e) {
             loopFailed(e);
@@ -212,6 +187,50 @@ final class ChannelLoop implements AutoCloseable {
             loopFailed(new RdmaException(name + " failed: " + e, e));
             throw e;
         }
+    }
+
+    /**
+     * One pass of the loop, a method of its own: the JIT then compiles it whole, as often as its profile
+     * changes. As the body of {@link #run()} it was only ever compiled on stack, early, with the data path
+     * called out of line and left in profiling code (docs/results/2026-12-07-channel-latency.md).
+     */
+    private void turn(CompletionWaiter waiter, ConfinedPoller poller, CompletionBatch batch) throws RdmaException {
+        int work = runTasks() + poll(poller, batch);
+        flushDirty();
+        if (!watched.isEmpty()) {
+            checkDeadlines();
+        }
+        if (work > 0) {
+            idlePolls = 0;
+            return;
+        }
+        // The clock is read once per CLOCK_EVERY empty polls: under emulation it costs as much as a poll.
+        if (idlePolls++ % CLOCK_EVERY != 0 && busyPollNanos != 0) {
+            Thread.onSpinWait();
+            return;
+        }
+        long now = System.nanoTime();
+        if (idlePolls == 1) {
+            idleSince = now;
+            if (busyPollNanos != 0) {
+                return;
+            }
+        }
+        if (now - idleSince < busyPollNanos) {
+            Thread.onSpinWait();
+            return;
+        }
+        cq.requestNotification(false);
+        sleeping = true;
+        if (!tasks.isEmpty() || stopping || poll(poller, batch) > 0) {
+            sleeping = false; // came in before the arming took
+            flushDirty();
+            idlePolls = 0;
+            return;
+        }
+        waiter.await(watched.isEmpty() ? -1 : Math.max(0, nearestDeadline() - now));
+        sleeping = false;
+        idlePolls = 0;
     }
 
     /** The CQ or the channel broke: every channel fails, and no new one is taken. */

@@ -34,6 +34,12 @@ public final class ChannelBenchCommand {
     static final int SINK = 2;
     static final int FIN = 3;
     private static final int WARMUP = 2000;
+    /**
+     * Messages a warm-up sends at least: enough for C2 to take the data path (its tier-4 thresholds are
+     * 5,000 to 15,000 calls in profiling code). An idle JIT alone was not enough under emulation, where
+     * compiles come seconds apart (docs/results/2026-12-07-channel-latency.md).
+     */
+    private static final long WARMUP_MIN_MESSAGES = 30_000;
     private static final long WARMUP_MAX_NANOS = 60_000_000_000L;
 
     public static int run(String name, String[] args, PrintStream out, PrintStream err) {
@@ -117,17 +123,20 @@ public final class ChannelBenchCommand {
         long start = System.nanoTime();
         JitActivity.Watch jit = new JitActivity.Watch(start);
         int rounds = 0;
+        long messages = 0;
         long now;
         do {
             for (int size : o.sizes()) {
                 int n = (int) Math.min(WARMUP, Math.max(50, (64L << 20) / size)); // a few seconds at most per size
                 (o.bandwidth ? driver.stream(ch, size, n) : driver.pingPong(ch, size, n)).get(120, TimeUnit.SECONDS);
+                messages += n;
             }
             rounds++;
             now = System.nanoTime();
-        } while (rounds < 3 || jit.busy(now) && now - start < WARMUP_MAX_NANOS);
-        err.printf("client warm-up: %d rounds in %.1f s (until the JIT is idle for 1 s, at most %d s)%n",
-                rounds, (now - start) / 1e9, WARMUP_MAX_NANOS / 1_000_000_000L);
+        } while ((rounds < 3 || messages < WARMUP_MIN_MESSAGES || jit.busy(now)) && now - start < WARMUP_MAX_NANOS);
+        err.printf("client warm-up: %d rounds, %d messages in %.1f s (at least %d, until the JIT is idle for 1 s,"
+                + " at most %d s)%n", rounds, messages, (now - start) / 1e9, WARMUP_MIN_MESSAGES,
+                WARMUP_MAX_NANOS / 1_000_000_000L);
     }
 
     private static void header(String name, ChannelBenchOptions o, ChannelGroup g, PrintStream out) {
