@@ -116,11 +116,15 @@ final class StreamOptions {
         return c;
     }
 
-    /** Polls without pause, as perftest and channel_bw do. */
+    /**
+     * Polls without pause, as perftest and channel_bw do. Queues at most 4 windows: more cannot go out any
+     * sooner, and each queued rendezvous holds a pool buffer; with the default 1,024 the pool grew past the
+     * 64 regions a peer may be told of and the receiver ended the channel (a protocol error).
+     */
     ChannelOptions channelOptions() {
         ChannelOptions d = ChannelOptions.defaults();
         return d.withWindow(window).withSlotSize(slot).withMaxMessageSize(Math.max(largest(), d.maxMessageSize()))
-                .withBusyPollNanos(Long.MAX_VALUE);
+                .withBusyPollNanos(Long.MAX_VALUE).withSendQueueLimit(Math.min(d.sendQueueLimit(), 4 * window));
     }
 
     static String usage() {
