@@ -47,6 +47,7 @@ public final class Main {
             case "channel_lat", "channel_bw" -> org.rdmapanama.bench.channel.ChannelBenchCommand.run(args[0], rest, out, err);
             case "scale" -> ScaleCommand.run(rest, out, err);
             case "channel_scale" -> org.rdmapanama.bench.scale.ChannelScaleCommand.run(rest, out, err);
+            case "channel_stream" -> org.rdmapanama.bench.channel.ChannelStreamCommand.run(rest, out, err);
             case "failover" -> FailoverCommand.run(rest, out, err);
             case "report" -> org.rdmapanama.bench.report.ReportCommand.run(rest, out, err);
             case "write_lat", "read_lat", "send_lat", "atomic_lat", "write_bw", "read_bw", "send_bw" ->
@@ -110,6 +111,8 @@ public final class Main {
         s.println("                 the message channel guide's example: an echo service, 4 channels, 16 B to 64 KiB");
         s.println("  channel_lat, channel_bw");
         s.println("                 message channel ping-pong latency and one-way message rate, perftest style (-h)");
+        s.println("  channel_stream a numbered, checksummed one-way stream, checked as it arrives (lost, duplicated,");
+        s.println("                 out of order, corrupted), with ib_send_bw's rows (-h)");
         s.println("  rc_pingpong    ibv_rc_pingpong-compatible Send/Recv ping-pong (IB/RoCE; -h for options)");
         s.println("  channel_scale  many message channels between two processes (server | client ADDR -c N; -h)");
         s.println("  scale          many rdma_cm connections (server|client -a ADDR -c N), connect/close soak (cycles -a ADDR -n N)");

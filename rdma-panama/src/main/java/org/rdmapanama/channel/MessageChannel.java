@@ -55,7 +55,7 @@ public final class MessageChannel implements AutoCloseable {
     private Wire.Peer peer;
     private ConfinedPoster poster;
     private final AtomicInteger pending = new AtomicInteger(); // user sends not posted yet
-    private boolean writable = true;
+    private volatile boolean writable = true;
 
     // Lifecycle: loop thread, except state (read anywhere).
     private volatile State state = State.CONNECTING;
@@ -160,7 +160,13 @@ public final class MessageChannel implements AutoCloseable {
 
     /** Whether sends are not piling up: below half of {@link ChannelOptions#sendQueueLimit()} wait to go. */
     public boolean isWritable() {
-        return pending.get() < Math.max(1, options.sendQueueLimit() / 2);
+        boolean w = pending.get() < Math.max(1, options.sendQueueLimit() / 2);
+        if (!w) {
+            // A sender that saw false waits for onWritabilityChanged. The loop can post the whole queue before its
+            // next flush looks, so unless the false is remembered here that flush sees no change and never reports one.
+            writable = false;
+        }
+        return w;
     }
 
     public boolean isOpen() {
