@@ -14,7 +14,11 @@ import java.lang.foreign.MemorySegment;
  * read). Its {@link Message}s are made once, not per message.
  */
 final class ReceiveSide {
-    private static final int MAX_PEER_REGIONS = 64;
+    /**
+     * Registered chunks a peer may advertise for rendezvous. Its pool grows with what its user queues
+     * (a stream of 64 KiB messages went past 64 chunks), so the table grows too, on ADVERTISE only.
+     */
+    static final int MAX_PEER_REGIONS = 4096;
 
     private final MessageChannel channel;
     private final ChannelLoop loop;
@@ -33,9 +37,9 @@ final class ReceiveSide {
     private boolean peerSaidBye;
 
     // Rendezvous, receiving, and delivery in order.
-    private final long[] peerRegionAddress = new long[MAX_PEER_REGIONS];
-    private final long[] peerRegionLength = new long[MAX_PEER_REGIONS];
-    private final int[] peerRegionRkey = new int[MAX_PEER_REGIONS];
+    private long[] peerRegionAddress = new long[16];
+    private long[] peerRegionLength = new long[16];
+    private int[] peerRegionRkey = new int[16];
     private int peerRegions;
     private final Message[] rendezvousFree;
     private int rendezvousFreeCount;
@@ -215,6 +219,12 @@ final class ReceiveSide {
         if (peerRegions == MAX_PEER_REGIONS) {
             throw new ProtocolException("ADVERTISE of a region beyond the " + MAX_PEER_REGIONS + " a peer may name");
         }
+        if (peerRegions == peerRegionRkey.length) {
+            int n = Math.min(MAX_PEER_REGIONS, peerRegions * 2);
+            peerRegionAddress = java.util.Arrays.copyOf(peerRegionAddress, n);
+            peerRegionLength = java.util.Arrays.copyOf(peerRegionLength, n);
+            peerRegionRkey = java.util.Arrays.copyOf(peerRegionRkey, n);
+        }
         peerRegionAddress[peerRegions] = address;
         peerRegionLength[peerRegions] = length;
         peerRegionRkey[peerRegions++] = rkey;
@@ -235,7 +245,7 @@ final class ReceiveSide {
                     + (options.eagerLimit() + 1) + ".." + options.maxMessageSize());
         }
         boolean inside = false;
-        for (int r = 0; r < peerRegions && !inside; r++) {
+        for (int r = peerRegions - 1; r >= 0 && !inside; r--) { // the newest chunk is the likeliest
             long offset = address - peerRegionAddress[r];
             inside = peerRegionRkey[r] == rkey && Long.compareUnsigned(offset, peerRegionLength[r]) < 0
                     && Long.compareUnsigned(offset + length, peerRegionLength[r]) <= 0;

@@ -1,5 +1,7 @@
 package org.rdmapanama.channel;
 
+import org.rdmapanama.error.RdmaException;
+
 import java.util.BitSet;
 
 /**
@@ -12,6 +14,7 @@ final class Tokens {
     private final int[] free;
     private int freeCount;
     private final BitSet advertised = new BitSet();
+    private int advertisedCount;
 
     Tokens(int count) {
         held = new MessageBuffer[count];
@@ -48,10 +51,16 @@ final class Tokens {
     }
 
     /** True the first time {@code chunk} is named on this channel: then it must be advertised. */
-    boolean firstUse(int chunk) {
+    boolean firstUse(int chunk) throws RdmaException {
         if (advertised.get(chunk)) {
             return false;
         }
+        if (advertisedCount == ReceiveSide.MAX_PEER_REGIONS) {
+            throw new RdmaException("a rendezvous from a chunk beyond the " + ReceiveSide.MAX_PEER_REGIONS
+                    + " registered chunks a peer may be told of: the group's pool holds too much for rendezvous;"
+                    + " queue fewer large messages (ChannelOptions.sendQueueLimit) or reuse buffers");
+        }
+        advertisedCount++;
         advertised.set(chunk);
         return true;
     }

@@ -40,7 +40,7 @@ public final class ChannelBenchCommand {
      * compiles come seconds apart (docs/results/2026-12-07-channel-latency.md).
      */
     private static final long WARMUP_MIN_MESSAGES = 30_000;
-    private static final long WARMUP_MAX_NANOS = 60_000_000_000L;
+    private static final long WARMUP_MAX_NANOS = 90_000_000_000L;
 
     public static int run(String name, String[] args, PrintStream out, PrintStream err) {
         boolean bw = name.equals("channel_bw");
@@ -114,9 +114,10 @@ public final class ChannelBenchCommand {
     }
 
     /**
-     * Rounds of every size, thrown away, until this JVM's JIT has been idle for
-     * {@link JitActivity#QUIET_NANOS} (at least 3, at most {@link #WARMUP_MAX_NANOS}): under the
-     * lab's emulation an interpreted loop is many times slower than the compiled one.
+     * {@link #WARMUP_MIN_MESSAGES} of the smallest size (64 MiB at most), then rounds of every size, thrown away, until
+     * this JVM's JIT has been idle for {@link JitActivity#QUIET_NANOS} (at least 3, all within
+     * {@link #WARMUP_MAX_NANOS}): under the lab's emulation an interpreted loop is many times slower
+     * than the compiled one.
      */
     private static void warmUp(Driver driver, MessageChannel ch, ChannelBenchOptions o, PrintStream err)
             throws Exception {
@@ -124,18 +125,25 @@ public final class ChannelBenchCommand {
         JitActivity.Watch jit = new JitActivity.Watch(start);
         int rounds = 0;
         long messages = 0;
+        int smallest = o.sizes().stream().mapToInt(Integer::intValue).min().orElse(o.size);
+        long least = Math.min(WARMUP_MIN_MESSAGES, Math.max(WARMUP, (64L << 20) / smallest)); // 64 MiB at most
+        int batch = (int) Math.min(WARMUP, least);
+        while (messages < least && System.nanoTime() - start < WARMUP_MAX_NANOS) {
+            (o.bandwidth ? driver.stream(ch, smallest, batch) : driver.pingPong(ch, smallest, batch))
+                    .get(120, TimeUnit.SECONDS); // the smallest size: the most calls of the data path per second
+            messages += batch;
+        }
         long now;
         do {
             for (int size : o.sizes()) {
-                int n = (int) Math.min(WARMUP, Math.max(50, (64L << 20) / size)); // a few seconds at most per size
+                int n = (int) Math.min(WARMUP, Math.max(50, (16L << 20) / size)); // a few seconds at most per size
                 (o.bandwidth ? driver.stream(ch, size, n) : driver.pingPong(ch, size, n)).get(120, TimeUnit.SECONDS);
-                messages += n;
             }
             rounds++;
             now = System.nanoTime();
-        } while ((rounds < 3 || messages < WARMUP_MIN_MESSAGES || jit.busy(now)) && now - start < WARMUP_MAX_NANOS);
-        err.printf("client warm-up: %d rounds, %d messages in %.1f s (at least %d, until the JIT is idle for 1 s,"
-                + " at most %d s)%n", rounds, messages, (now - start) / 1e9, WARMUP_MIN_MESSAGES,
+        } while ((rounds < 3 || jit.busy(now)) && now - start < WARMUP_MAX_NANOS);
+        err.printf("client warm-up: %d messages of %d B, then %d rounds of every size; %.1f s (until the JIT is idle"
+                + " for 1 s, at most %d s)%n", least, smallest, rounds, (now - start) / 1e9,
                 WARMUP_MAX_NANOS / 1_000_000_000L);
     }
 
