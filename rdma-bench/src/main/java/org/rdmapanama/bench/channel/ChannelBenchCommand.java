@@ -77,14 +77,7 @@ public final class ChannelBenchCommand {
                      ended.complete(cause);
                  }
              })) {
-            out.println(PerftestRows.RESULT_LINE);
-            out.println("                    Waiting for client to connect... (" + server.address() + ", "
-                    + group.selection().device().name() + ")");
-            out.println(PerftestRows.RESULT_LINE);
-            Throwable cause = ended.get();
-            if (cause != null) {
-                throw new IllegalStateException("the client's channel failed: " + cause.getMessage(), cause);
-            }
+            ChannelServers.serveUntilClosed(group, server, ended, out);
         }
         return CliArgs.OK;
     }

@@ -94,14 +94,7 @@ final class ChannelBenchOptions {
     }
 
     RdmaConfig config() {
-        RdmaConfig c = RdmaConfig.load();
-        if (transport != null) {
-            c = c.withTransport(transport);
-        }
-        if (device != null) {
-            c = c.withDevice(device);
-        }
-        return c;
+        return ChannelServers.config(transport, device);
     }
 
     ChannelOptions channelOptions() {
