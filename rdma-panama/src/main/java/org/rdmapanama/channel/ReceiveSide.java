@@ -234,25 +234,22 @@ final class ReceiveSide {
     private void receiveRendezvous(MemorySegment s) throws RdmaException {
         long address = s.get(Wire.U64, Wire.HEADER);
         int rkey = s.get(Wire.U32, Wire.HEADER + 8);
-        int zero = s.get(Wire.U32, Wire.HEADER + 12);
+        int r = s.get(Wire.U32, Wire.HEADER + 12);
         int length = Wire.length(s);
         int token = Wire.token(s);
-        if (zero != 0) {
-            throw new ProtocolException("RNDV reserved field is " + Integer.toUnsignedString(zero) + ", not 0");
-        }
         if (length <= options.eagerLimit() || length > options.maxMessageSize()) {
             throw new ProtocolException("RNDV length " + Integer.toUnsignedString(length) + " is not in "
                     + (options.eagerLimit() + 1) + ".." + options.maxMessageSize());
         }
-        boolean inside = false;
-        for (int r = peerRegions - 1; r >= 0 && !inside; r--) { // the newest chunk is the likeliest
-            long offset = address - peerRegionAddress[r];
-            inside = peerRegionRkey[r] == rkey && Long.compareUnsigned(offset, peerRegionLength[r]) < 0
-                    && Long.compareUnsigned(offset + length, peerRegionLength[r]) <= 0;
+        if (Integer.compareUnsigned(r, peerRegions) >= 0) {
+            throw new ProtocolException("RNDV names region " + Integer.toUnsignedString(r) + ", and the peer advertised "
+                    + peerRegions);
         }
-        if (!inside) {
+        long offset = address - peerRegionAddress[r];
+        if (peerRegionRkey[r] != rkey || Long.compareUnsigned(offset, peerRegionLength[r]) >= 0
+                || Long.compareUnsigned(offset + length, peerRegionLength[r]) > 0) {
             throw new ProtocolException("RNDV of " + length + " bytes at 0x" + Long.toHexString(address) + " rkey 0x"
-                    + Integer.toHexString(rkey) + " lies in no region the peer advertised");
+                    + Integer.toHexString(rkey) + " lies outside region " + r + " the peer advertised");
         }
         if (rendezvousFreeCount == 0) {
             throw new ProtocolException("RNDV beyond the " + rendezvousFree.length + " outstanding a peer may have");

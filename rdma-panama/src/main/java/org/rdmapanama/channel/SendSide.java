@@ -214,7 +214,9 @@ final class SendSide {
         }
         try {
             int token = tokens.take(b);
-            if (tokens.firstUse(b.chunk)) {
+            int region = tokens.region(b.chunk);
+            if (region < 0) {
+                region = tokens.advertise(b.chunk);
                 MessageBuffer ad = control(Wire.ADVERTISE, 0, 0);
                 ad.whole.set(Wire.U64, Wire.HEADER, b.region.address());
                 ad.whole.set(Wire.U32, Wire.HEADER + 8, (int) b.region.length());
@@ -224,7 +226,7 @@ final class SendSide {
             MessageBuffer rv = control(Wire.RNDV, b.length, token);
             rv.whole.set(Wire.U64, Wire.HEADER, b.payloadAddress());
             rv.whole.set(Wire.U32, Wire.HEADER + 8, b.region.rkey());
-            rv.whole.set(Wire.U32, Wire.HEADER + 12, 0);
+            rv.whole.set(Wire.U32, Wire.HEADER + 12, region);
             rv.user = true;
             append(rv);
         } catch (RdmaException | RuntimeException e) {

@@ -2,18 +2,19 @@ package org.rdmapanama.channel;
 
 import org.rdmapanama.error.RdmaException;
 
-import java.util.BitSet;
+import java.util.Arrays;
 
 /**
  * A sender's rendezvous bookkeeping, on its loop thread: the buffers the peer
  * is to read, by the token their RNDV named (one comes back with each DONE),
- * and the registered chunks already advertised to the peer.
+ * and the registered chunks already advertised to the peer, each by the
+ * index (the order of its ADVERTISE) that a RNDV names it by.
  */
 final class Tokens {
     private final MessageBuffer[] held;
     private final int[] free;
     private int freeCount;
-    private final BitSet advertised = new BitSet();
+    private int[] regionOfChunk = new int[16]; // chunk -> region index + 1; 0: not advertised yet
     private int advertisedCount;
 
     Tokens(int count) {
@@ -50,19 +51,23 @@ final class Tokens {
         free[freeCount++] = token;
     }
 
-    /** True the first time {@code chunk} is named on this channel: then it must be advertised. */
-    boolean firstUse(int chunk) throws RdmaException {
-        if (advertised.get(chunk)) {
-            return false;
-        }
+    /** The index by which the peer knows {@code chunk}, or -1 when it must be advertised first. */
+    int region(int chunk) {
+        return chunk < regionOfChunk.length ? regionOfChunk[chunk] - 1 : -1;
+    }
+
+    /** Gives {@code chunk} the next region index, to be sent in an ADVERTISE before any RNDV names it. */
+    int advertise(int chunk) throws RdmaException {
         if (advertisedCount == ReceiveSide.MAX_PEER_REGIONS) {
             throw new RdmaException("a rendezvous from a chunk beyond the " + ReceiveSide.MAX_PEER_REGIONS
                     + " registered chunks a peer may be told of: the group's pool holds too much for rendezvous;"
                     + " queue fewer large messages (ChannelOptions.sendQueueLimit) or reuse buffers");
         }
-        advertisedCount++;
-        advertised.set(chunk);
-        return true;
+        if (chunk >= regionOfChunk.length) {
+            regionOfChunk = Arrays.copyOf(regionOfChunk, Math.max(chunk + 1, regionOfChunk.length * 2));
+        }
+        regionOfChunk[chunk] = ++advertisedCount;
+        return advertisedCount - 1;
     }
 
     void recycleAll() {

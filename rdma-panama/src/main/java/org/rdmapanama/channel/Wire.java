@@ -16,7 +16,7 @@ import java.nio.ByteOrder;
  *  8 length  u32  DATA: payload bytes; RNDV: the message's length; else 0
  * 12 token   u32  RNDV and DONE: the rendezvous; else 0
  * </pre>
- * RNDV carries {address u64, rkey u32, zero u32} after it; ADVERTISE
+ * RNDV carries {address u64, rkey u32, region u32} after it (region: which ADVERTISE, counted from 0); ADVERTISE
  * {address u64, length u32, rkey u32}, a region RNDV may name. Connection
  * private data is {magic u16, version u8, zero u8, receives u16, zero u16,
  * slotSize u32, maxMessageSize u32}.

@@ -60,7 +60,7 @@ class ChannelMalformedPeerDeviceTest {
         c.add(new Case("data beyond slot", "does not fit a " + o.slotSize() + "-byte slot",
                 s -> Wire.header(s, Wire.DATA, 0, o.slotSize(), 0), 16));
         c.add(new Case("credits", "credits 60000 would give", s -> Wire.header(s, Wire.CREDIT, 60000, 0, 0), 16));
-        c.add(new Case("rendezvous region", "lies in no region the peer advertised", s -> {
+        c.add(new Case("rendezvous region", "RNDV names region 0, and the peer advertised 0", s -> {
             Wire.header(s, Wire.RNDV, 0, o.eagerLimit() + 100, 0);
             s.set(Wire.U64, 16, 0x1000L);
             s.set(Wire.U32, 24, 0x1234);
