@@ -2,7 +2,7 @@ package org.rdmapanama.bench.perftest;
 
 import org.rdmapanama.bench.LabSelection;
 import org.rdmapanama.bench.Main;
-import org.rdmapanama.testkit.LabCpu;
+import org.rdmapanama.bench.PeerJvm;
 import org.rdmapanama.testkit.LabDevices;
 import org.rdmapanama.testkit.LabPorts;
 import org.junit.jupiter.api.Tag;
@@ -13,8 +13,6 @@ import org.rdmapanama.device.Selection;
 import org.rdmapanama.device.Transport;
 
 import java.io.ByteArrayOutputStream;
-import java.io.File;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -68,7 +66,7 @@ class PerftestPeerGoneDeviceTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         Process victim = null;
         if (!clientKilled) {
-            victim = javaPeer(serverArgs, pOut);
+            victim = PeerJvm.start(serverArgs, pOut);
             await(pOut, "Waiting for client to connect", victim, null, deadline);
         }
         List<String> survivorArgs = clientKilled ? serverArgs : clientArgs;
@@ -78,7 +76,7 @@ class PerftestPeerGoneDeviceTest {
         try {
             if (clientKilled) {
                 await(sOut, "Waiting for client to connect", null, survivor, deadline);
-                victim = javaPeer(clientArgs, pOut);
+                victim = PeerJvm.start(clientArgs, pOut);
             }
             // Connected and past the header: the run (its warm-up or timed part) is under way.
             await(sOut, "Data ex. method", victim, survivor, deadline);
@@ -116,30 +114,5 @@ class PerftestPeerGoneDeviceTest {
             }
             Thread.sleep(50);
         }
-    }
-
-    /** The peer's output, copied into {@code out} as it comes. */
-    static Process javaPeer(List<String> args, ByteArrayOutputStream out) throws IOException, InterruptedException {
-        Process p = javaClient(args);
-        Thread.ofPlatform().daemon().start(() -> {
-            try {
-                p.getInputStream().transferTo(out);
-            } catch (IOException e) {
-                // the process was killed
-            }
-        });
-        return p;
-    }
-
-    /** rdma-bench in a JVM of its own, on a vCPU of its own in the lab; stderr merged into stdout. */
-    static Process javaClient(List<String> args) throws IOException, InterruptedException {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        String path = System.getProperty("java.class.path", "");
-        String modules = System.getProperty("jdk.module.path", "");
-        String cp = modules.isEmpty() ? path : path.isEmpty() ? modules : path + File.pathSeparator + modules;
-        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-cp", cp,
-                Main.class.getName()));
-        cmd.addAll(args);
-        return LabCpu.start(new ProcessBuilder(cmd).redirectErrorStream(true));
     }
 }
