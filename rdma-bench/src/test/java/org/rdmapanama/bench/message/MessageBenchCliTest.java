@@ -87,7 +87,7 @@ class MessageBenchCliTest {
 
     @Test
     void throughMainUsageErrorsExit2AndHelpExits0() {
-        for (String name : List.of("channel_rpc")) {
+        for (String name : List.of("channel_rpc", "tcp_lat", "tcp_bw", "tcp_rpc")) {
             BenchRun r = BenchRun.of(name, "-n", "x");
             assertEquals(2, r.status(), r.err());
             assertTrue(r.err().startsWith("rdma-bench " + name + ": option -n needs a number"), r.err());
@@ -96,8 +96,16 @@ class MessageBenchCliTest {
             assertEquals(0, r.status());
             assertTrue(r.out().startsWith("usage: rdma-bench " + name), r.out());
         }
-        BenchRun r = BenchRun.of("channel_rpc", "-c", "0");
-        assertEquals("rdma-bench channel_rpc: option -c must be 1..1024, got 0", r.err().lines().findFirst().orElseThrow());
+        BenchRun r = BenchRun.of("tcp_rpc", "-c", "0");
+        assertEquals("rdma-bench tcp_rpc: option -c must be 1..1024, got 0", r.err().lines().findFirst().orElseThrow());
+    }
+
+    @Test
+    void anUnknownDeviceExits2Naming() {
+        BenchRun r = BenchRun.of("tcp_lat", "-d", "nosuch0", "-p", "1");
+        assertEquals(2, r.status(), r.err());
+        assertTrue(r.err().startsWith("rdma-bench tcp_lat: "), r.err());
+        assertTrue(r.err().contains("nosuch0") || r.err().contains("no RDMA device"), r.err());
     }
 
     @Test
