@@ -3,6 +3,7 @@ module org.rdmapanama.bench {
     requires org.rdmapanama;
     requires jmh.core;
     requires info.picocli;
+    requires HdrHistogram; // an automatic module, named after its jar
     // picocli fills the @Option fields of the command-line classes by reflection.
     opens org.rdmapanama.bench to info.picocli;
     opens org.rdmapanama.bench.rcpingpong to info.picocli;

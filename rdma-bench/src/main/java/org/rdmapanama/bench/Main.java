@@ -44,7 +44,9 @@ public final class Main {
             case "rc_pingpong" -> RcPingpongCommand.run(rest, out, err);
             case "example" -> ExampleCommand.run(rest, out, err);
             case "echo-server", "echo-client" -> EchoCommand.run(args[0], rest, out, err);
-            case "channel_lat", "channel_bw" -> org.rdmapanama.bench.channel.ChannelBenchCommand.run(args[0], rest, out, err);
+            case "channel_lat", "channel_bw", "channel_rpc" ->
+                    org.rdmapanama.bench.channel.ChannelBenchCommand.run(args[0], rest, out, err);
+            case "tcp_lat", "tcp_bw", "tcp_rpc" -> org.rdmapanama.bench.tcp.TcpBenchCommand.run(args[0], rest, out, err);
             case "scale" -> ScaleCommand.run(rest, out, err);
             case "channel_scale" -> org.rdmapanama.bench.scale.ChannelScaleCommand.run(rest, out, err);
             case "channel_stream" -> org.rdmapanama.bench.channel.ChannelStreamCommand.run(rest, out, err);
@@ -111,6 +113,9 @@ public final class Main {
         s.println("                 the message channel guide's example: an echo service, 4 channels, 16 B to 64 KiB");
         s.println("  channel_lat, channel_bw");
         s.println("                 message channel ping-pong latency and one-way message rate, perftest style (-h)");
+        s.println("  channel_rpc    requests and replies over C channels, W outstanding on each: p50, p99, rate (-h)");
+        s.println("  tcp_lat, tcp_bw, tcp_rpc");
+        s.println("                 the same three over java.nio TCP on the device's interface, for comparison (-h)");
         s.println("  channel_stream a numbered, checksummed one-way stream, checked as it arrives (lost, duplicated,");
         s.println("                 out of order, corrupted), with ib_send_bw's rows (-h)");
         s.println("  rc_pingpong    ibv_rc_pingpong-compatible Send/Recv ping-pong (IB/RoCE; -h for options)");

@@ -1,7 +1,9 @@
 package org.rdmapanama.bench.channel;
 
 import org.rdmapanama.bench.CliArgs;
-import org.rdmapanama.bench.JitActivity;
+import org.rdmapanama.bench.message.MessageBench;
+import org.rdmapanama.bench.message.MessageBenchOptions;
+import org.rdmapanama.bench.message.MessageBenchOptions.Kind;
 import org.rdmapanama.bench.perftest.PerftestRows;
 import org.rdmapanama.bench.perftest.PerftestStats;
 import org.rdmapanama.channel.ChannelGroup;
@@ -13,47 +15,48 @@ import org.rdmapanama.channel.MessageHandler;
 
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+import static org.rdmapanama.bench.message.MessageBench.ECHO;
+import static org.rdmapanama.bench.message.MessageBench.FIN;
+import static org.rdmapanama.bench.message.MessageBench.SINK;
 
 /**
  * {@code rdma-bench channel_lat} (ping-pong, half the round trip, as
- * {@code ib_send_lat} reports it) and {@code channel_bw} (one-way messages
- * as fast as the window allows, as {@code ib_send_bw}), over one message
- * channel, with perftest's header and table. The client drives everything
- * from its channel's loop thread, after a warm-up until its JIT is idle; the server echoes ({@link #ECHO}), counts
- * ({@link #SINK}) and reports the count ({@link #FIN}).
+ * {@code ib_send_lat} reports it), {@code channel_bw} (one-way messages
+ * as fast as the window allows, as {@code ib_send_bw}) over one message
+ * channel, and {@code channel_rpc} (C channels with W requests outstanding on each), with perftest's header
+ * and table. The client drives everything from its channels' loop thread, after a warm-up until its JIT is
+ * idle; the server echoes ({@link MessageBench#ECHO}), counts ({@link MessageBench#SINK}) and reports the
+ * count ({@link MessageBench#FIN}) until the last of its channels closes.
  */
 public final class ChannelBenchCommand {
     private ChannelBenchCommand() {}
 
-    static final int ECHO = 1;
-    static final int SINK = 2;
-    static final int FIN = 3;
-    private static final int WARMUP = 2000;
-    /**
-     * Messages a warm-up sends at least: enough for C2 to take the data path (its tier-4 thresholds are
-     * 5,000 to 15,000 calls in profiling code). An idle JIT alone was not enough under emulation, where
-     * compiles come seconds apart (docs/results/2026-12-07-channel-latency.md).
-     */
-    private static final long WARMUP_MIN_MESSAGES = 30_000;
-    private static final long WARMUP_MAX_NANOS = 90_000_000_000L;
-
     public static int run(String name, String[] args, PrintStream out, PrintStream err) {
-        boolean bw = name.equals("channel_bw");
-        return CliArgs.run(name, args, out, err, a -> ChannelBenchOptions.parse(bw, a),
-                s -> s.println(ChannelBenchOptions.usage(name)),
-                o -> o.server == null ? serve(o, out) : client(name, o, out, err));
+        Kind kind = MessageBenchOptions.kindOf(name);
+        return CliArgs.run(name, args, out, err, a -> MessageBenchOptions.parse(kind, false, a),
+                s -> s.println(MessageBenchOptions.usage(name)),
+                o -> o.server == null ? serve(o, out) : client(o, out, err));
     }
 
-    private static int serve(ChannelBenchOptions o, PrintStream out) throws Exception {
+    private static int serve(MessageBenchOptions o, PrintStream out) throws Exception {
         CompletableFuture<Throwable> ended = new CompletableFuture<>();
-        long[] sunk = {0};
         try (ChannelGroup group = ChannelGroup.open(o.config(), o.channelOptions());
              ChannelServer server = group.listen(o.port, new MessageHandler() {
+                 private long sunk; // one counter: the bandwidth test runs over one channel
+                 private int open;  // all on the one loop thread
+
+                 @Override
+                 public void onOpen(MessageChannel ch) {
+                     open++;
+                 }
+
                  @Override
                  public void onMessage(MessageChannel ch, Message m) throws Exception {
                      int op = m.length() >= 4 ? m.segment().get(JAVA_INT_UNALIGNED, 0) : 0;
@@ -62,11 +65,11 @@ public final class ChannelBenchCommand {
                          reply.segment().set(JAVA_INT_UNALIGNED, 0, ECHO);
                          ch.send(reply, m.length());
                      } else if (op == SINK) {
-                         sunk[0]++;
+                         sunk++;
                      } else if (op == FIN) {
                          MessageBuffer reply = ch.allocate(8);
-                         reply.segment().set(JAVA_LONG_UNALIGNED, 0, sunk[0]);
-                         sunk[0] = 0;
+                         reply.segment().set(JAVA_LONG_UNALIGNED, 0, sunk);
+                         sunk = 0;
                          ch.send(reply, 8);
                      }
                      m.release();
@@ -74,7 +77,10 @@ public final class ChannelBenchCommand {
 
                  @Override
                  public void onClose(MessageChannel ch, Throwable cause) {
-                     ended.complete(cause);
+                     // The client opens all its channels before it closes any (each carries requests first).
+                     if (cause != null || --open <= 0) {
+                         ended.complete(cause);
+                     }
                  }
              })) {
             ChannelServers.serveUntilClosed(group, server, ended, out);
@@ -82,19 +88,24 @@ public final class ChannelBenchCommand {
         return CliArgs.OK;
     }
 
-    private static int client(String name, ChannelBenchOptions o, PrintStream out, PrintStream err) throws Exception {
-        Driver driver = new Driver();
+    private static int client(MessageBenchOptions o, PrintStream out, PrintStream err) throws Exception {
         try (ChannelGroup group = ChannelGroup.open(o.config(), o.channelOptions())) {
-            MessageChannel ch = group.connect(new InetSocketAddress(o.server, o.port), driver).get(30, TimeUnit.SECONDS);
-            header(name, o, group, out);
-            warmUp(driver, ch, o, err);
-            if (o.bandwidth) {
-                for (int size : o.sizes()) {
+            InetSocketAddress at = new InetSocketAddress(o.server, o.port);
+            if (o.kind == Kind.RPC) {
+                rpc(group, at, o, out, err);
+                return CliArgs.OK;
+            }
+            Driver driver = new Driver();
+            MessageChannel ch = group.connect(at, driver).get(30, TimeUnit.SECONDS);
+            header(o, group, out);
+            boolean bw = o.kind == Kind.BW;
+            MessageBench.warmUp((size, n) -> (bw ? driver.stream(ch, size, n) : driver.pingPong(ch, size, n))
+                    .get(120, TimeUnit.SECONDS), o.sizes(), 1, o.warmupSeconds, err);
+            for (int size : o.sizes()) {
+                if (bw) {
                     long[] t = driver.stream(ch, size, o.iters).get(600, TimeUnit.SECONDS);
                     out.println(PerftestRows.row(PerftestStats.bandwidth(size, o.iters, null, null, 1, t[0], t[1], false)));
-                }
-            } else {
-                for (int size : o.sizes()) {
+                } else {
                     long[] stamps = driver.pingPong(ch, size, o.iters).get(600, TimeUnit.SECONDS);
                     out.println(PerftestRows.row(PerftestStats.latency(size, stamps, o.iters, 2)));
                 }
@@ -106,49 +117,45 @@ public final class ChannelBenchCommand {
         return CliArgs.OK;
     }
 
-    /**
-     * {@link #WARMUP_MIN_MESSAGES} of the smallest size (64 MiB at most), then rounds of every size, thrown away, until
-     * this JVM's JIT has been idle for {@link JitActivity#QUIET_NANOS} (at least 3, all within
-     * {@link #WARMUP_MAX_NANOS}): under the lab's emulation an interpreted loop is many times slower
-     * than the compiled one.
-     */
-    private static void warmUp(Driver driver, MessageChannel ch, ChannelBenchOptions o, PrintStream err)
-            throws Exception {
-        long start = System.nanoTime();
-        JitActivity.Watch jit = new JitActivity.Watch(start);
-        int rounds = 0;
-        long messages = 0;
-        int smallest = o.sizes().stream().mapToInt(Integer::intValue).min().orElse(o.size);
-        long least = Math.min(WARMUP_MIN_MESSAGES, Math.max(WARMUP, (64L << 20) / smallest)); // 64 MiB at most
-        int batch = (int) Math.min(WARMUP, least);
-        while (messages < least && System.nanoTime() - start < WARMUP_MAX_NANOS) {
-            (o.bandwidth ? driver.stream(ch, smallest, batch) : driver.pingPong(ch, smallest, batch))
-                    .get(120, TimeUnit.SECONDS); // the smallest size: the most calls of the data path per second
-            messages += batch;
-        }
-        long now;
-        do {
-            for (int size : o.sizes()) {
-                int n = (int) Math.min(WARMUP, Math.max(50, (16L << 20) / size)); // a few seconds at most per size
-                (o.bandwidth ? driver.stream(ch, size, n) : driver.pingPong(ch, size, n)).get(120, TimeUnit.SECONDS);
+    /** C channels, all on the group's one loop thread, which issues every request and records every reply. */
+    private static void rpc(ChannelGroup group, InetSocketAddress at, MessageBenchOptions o, PrintStream out,
+                            PrintStream err) throws Exception {
+        ChannelRpcDriver driver = new ChannelRpcDriver(o.outstanding);
+        List<MessageChannel> channels = new ArrayList<>();
+        try {
+            for (int i = 0; i < o.connections; i++) {
+                channels.add(group.connect(at, driver).get(30, TimeUnit.SECONDS));
             }
-            rounds++;
-            now = System.nanoTime();
-        } while ((rounds < 3 || jit.busy(now)) && now - start < WARMUP_MAX_NANOS);
-        err.printf("client warm-up: %d messages of %d B, then %d rounds of every size; %.1f s (until the JIT is idle"
-                + " for 1 s, at most %d s)%n", least, smallest, rounds, (now - start) / 1e9,
-                WARMUP_MAX_NANOS / 1_000_000_000L);
+            header(o, group, out);
+            MessageBench.warmUp((size, n) -> driver.run(channels, size, Math.max(o.outstanding, n / o.connections))
+                    .get(120, TimeUnit.SECONDS), o.sizes(), o.connections * o.outstanding, o.warmupSeconds, err);
+            for (int size : o.sizes()) {
+                long nanos = driver.run(channels, size, o.iters).get(600, TimeUnit.SECONDS);
+                out.println(driver.latencies().row(size, nanos));
+            }
+            out.println(PerftestRows.RESULT_LINE);
+        } finally {
+            for (MessageChannel ch : channels) {
+                ch.close();
+            }
+        }
+        for (MessageChannel ch : channels) {
+            ch.closeFuture().get(30, TimeUnit.SECONDS);
+        }
     }
 
-    private static void header(String name, ChannelBenchOptions o, ChannelGroup g, PrintStream out) {
-        out.println(PerftestRows.RESULT_LINE);
-        out.println("                    " + (o.bandwidth ? "Channel message BW Test" : "Channel ping-pong Latency Test"));
-        out.println(" Device         : " + g.selection().device().name());
-        out.println(" Transport      : " + g.selection().transport().displayName());
-        out.println(" Window         : " + o.window + " messages, slots of " + o.slot + " B (eager up to "
-                + g.options().eagerLimit() + " B, rendezvous above)");
-        out.println(PerftestRows.RESULT_LINE);
-        out.println(o.bandwidth ? PerftestRows.RESULT_FMT_BW : PerftestRows.RESULT_FMT_LAT);
+    private static void header(MessageBenchOptions o, ChannelGroup g, PrintStream out) {
+        String window = o.window + " messages, slots of " + o.slot + " B (eager up to " + g.options().eagerLimit()
+                + " B, rendezvous above)";
+        String device = g.selection().device().name();
+        String transport = g.selection().transport().displayName();
+        String title = MessageBench.title("Channel", o.kind);
+        if (o.kind == Kind.RPC) {
+            MessageBench.header(out, o.kind, title, device, transport, "Connections", MessageBench.connections(o),
+                    "Window", window);
+        } else {
+            MessageBench.header(out, o.kind, title, device, transport, "Window", window);
+        }
     }
 
     /** Runs one measurement at a time on the channel's loop thread. */

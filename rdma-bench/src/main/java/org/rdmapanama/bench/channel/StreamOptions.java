@@ -1,6 +1,7 @@
 package org.rdmapanama.bench.channel;
 
 import org.rdmapanama.bench.Getopt;
+import org.rdmapanama.bench.message.MessageBenchOptions;
 import org.rdmapanama.channel.ChannelOptions;
 import org.rdmapanama.device.RdmaConfig;
 
@@ -106,7 +107,7 @@ final class StreamOptions {
     }
 
     RdmaConfig config() {
-        return ChannelServers.config(transport, device);
+        return MessageBenchOptions.config(transport, device);
     }
 
     /**
