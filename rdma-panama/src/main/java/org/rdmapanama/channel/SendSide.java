@@ -34,14 +34,17 @@ final class SendSide {
 
     private MessageBuffer queueHead, queueTail, backlogHead, backlogTail; // ready to post; waiting for a token
 
-    // Send queue: posted sends and reads, in order; a completion covers all before it.
+    // Send queue: posted sends and reads, in order. A completion covers the sends before it, but a read is done
+    // only at its own completion: siw completes a send at transmission, before an earlier read's response came.
     private final int sqDepth;
     private final int sqMask;
     private final MessageBuffer[] sqBuffers;
     private final Message[] sqReads;
+    private final boolean[] sqReadLanded;
     private final boolean[] sqInline;
     private long sqPosted;
     private long sqDone;
+    private long sqCovered = -1; // the furthest position a completion has covered
     private int sinceSignal;
     private final int signalEvery;
     private final SendRequest sendBatch;
@@ -67,6 +70,7 @@ final class SendSide {
         this.sqMask = ring - 1;
         this.sqBuffers = new MessageBuffer[ring];
         this.sqReads = new Message[ring];
+        this.sqReadLanded = new boolean[ring];
         this.sqInline = new boolean[ring];
         this.signalEvery = Math.max(1, sqDepth / 4);
         this.readDepth = Math.max(1, readDepth);
@@ -290,7 +294,9 @@ final class SendSide {
                 default -> 0;
             };
             int i = (int) ((sqPosted + n) & sqMask);
-            boolean signal = ++sinceSignal >= signalEvery || b.wireType == Wire.BYE;
+            // The last of what is queued is signaled too: a channel that goes quiet gets its buffers back now
+            // rather than signalEvery sends later (docs/results/2026-12-07-channel-latency.md, section 4).
+            boolean signal = ++sinceSignal >= signalEvery || b.wireType == Wire.BYE || queueHead == null;
             if (signal) {
                 sinceSignal = 0;
             }
@@ -325,27 +331,42 @@ final class SendSide {
         return n;
     }
 
-    /** A signaled send or a read completed: it and everything posted before it are done. */
+    /**
+     * A signaled send or a read completed: it and the sends posted before it are done. A read before it that
+     * has not had its own completion holds the queue there (its slot, and the buffers after it) until it has.
+     */
     void onCompletion(int index) {
         long done = sqDone + ((index - (int) sqDone) & sqMask);
         if (done >= sqPosted) {
             return; // stale: never posted
         }
-        for (long p = sqDone; p <= done; p++) {
+        int at = (int) (done & sqMask);
+        if (sqReads[at] != null) {
+            sqReadLanded[at] = true;
+        }
+        if (done > sqCovered) {
+            sqCovered = done;
+        }
+        long p = sqDone;
+        for (; p <= sqCovered; p++) {
             int i = (int) (p & sqMask);
+            Message r = sqReads[i];
+            if (r != null) {
+                if (!sqReadLanded[i]) {
+                    break;
+                }
+                sqReads[i] = null;
+                sqReadLanded[i] = false;
+                readsInFlight--;
+                readDone(r);
+            }
             MessageBuffer b = sqBuffers[i];
             if (b != null) {
                 sqBuffers[i] = null;
                 b.recycle();
             }
-            Message r = sqReads[i];
-            if (r != null) {
-                sqReads[i] = null;
-                readsInFlight--;
-                readDone(r);
-            }
         }
-        sqDone = done + 1;
+        sqDone = p;
         channel.markDirty();
     }
 
@@ -395,6 +416,7 @@ final class SendSide {
                 r.buffer = null;
                 sqReads[i] = null;
             }
+            sqReadLanded[i] = false;
         }
         tokens.recycleAll();
     }
