@@ -51,7 +51,10 @@ import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 3, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
+// C2 after a tenth of the calls: under the lab's emulation a message costs milliseconds, and the default
+// thresholds (tier 4 at 5,000 to 15,000 calls) would leave the data path in C1's code, which does not
+// remove allocations by escape analysis, for the whole run.
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-XX:CompileThresholdScaling=0.1"})
 public class ChannelBenchmark {
     static final int SIZE = 64;
     /** Messages sent per {@link #oneWay} invocation: one window of the default options. */

@@ -3,7 +3,6 @@ package org.rdmapanama.bench.jmh;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -75,6 +74,7 @@ final class ThreadBytes {
 
     /** One line per iteration: its messages, then bytes per message of each thread that allocated in some iteration. */
     void print(PrintStream out) {
+        out.println();
         List<Integer> columns = new ArrayList<>();
         for (int c = 0; c <= ids.length; c++) {
             for (int it = 0; it < iterations; it++) {
@@ -84,9 +84,15 @@ final class ThreadBytes {
                 }
             }
         }
+        List<String> idle = new ArrayList<>();
+        for (int c = 0; c < ids.length; c++) {
+            if (!columns.contains(c)) {
+                idle.add(names[c]);
+            }
+        }
         out.println("ThreadBytes: bytes allocated per message in each iteration (warm-up included), by thread; "
-                + "threads not named allocated nothing in any iteration (" + String.join(", ", Arrays.asList(names))
-                + "); 'rest' is every other thread, including those started later");
+                + "nothing in any iteration: " + (idle.isEmpty() ? "none" : String.join(", ", idle))
+                + "; 'rest' is every other thread, including those started later");
         for (int it = 0; it < iterations; it++) {
             StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "ThreadBytes: iteration %d, %d messages:",
                     it + 1, messages[it]));
