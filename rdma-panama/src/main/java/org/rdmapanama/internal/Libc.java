@@ -20,16 +20,18 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 public final class Libc {
     private Libc() {}
 
-    private static final MethodHandle POLL = Link.withErrno(Link.libc("poll"),
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    /** {@code int poll(struct pollfd *, nfds_t, int)}. */
+    private static final FunctionDescriptor POLL_TYPE = FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT);
+    /** {@code ssize_t read(int, void *, size_t)}, and write's. */
+    private static final FunctionDescriptor READ_WRITE_TYPE = FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
+
+    private static final MethodHandle POLL = Link.withErrno(Link.libc("poll"), POLL_TYPE);
     private static final MethodHandle EVENTFD = Link.withErrno(Link.libc("eventfd"),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle FCNTL = Link.withErrno(Link.libc("fcntl"),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle READ = Link.withErrno(Link.libc("read"),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle WRITE = Link.withErrno(Link.libc("write"),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle READ = Link.withErrno(Link.libc("read"), READ_WRITE_TYPE);
+    private static final MethodHandle WRITE = Link.withErrno(Link.libc("write"), READ_WRITE_TYPE);
     private static final MethodHandle CLOSE = Link.withErrno(Link.libc("close"),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     // The same three without errno capture, for the calls a sleeping loop makes per wake-up. A handle
@@ -37,12 +39,9 @@ public final class Libc {
     // SharedUtils.checkCaptureSegment): 40 B that only C2's escape analysis removes, and only where it
     // inlines the whole handle. A loop that sleeps per message makes a few hundred of these calls a
     // second, which left them in code that allocated (docs/results/2026-12-07-channel-jmh-gc.md).
-    private static final MethodHandle POLL_NO_ERRNO = Link.plain(Link.libc("poll"),
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
-    private static final MethodHandle READ_NO_ERRNO = Link.plain(Link.libc("read"),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle WRITE_NO_ERRNO = Link.plain(Link.libc("write"),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle POLL_NO_ERRNO = Link.plain(Link.libc("poll"), POLL_TYPE);
+    private static final MethodHandle READ_NO_ERRNO = Link.plain(Link.libc("read"), READ_WRITE_TYPE);
+    private static final MethodHandle WRITE_NO_ERRNO = Link.plain(Link.libc("write"), READ_WRITE_TYPE);
     private static final MethodHandle ALIGNED_ALLOC = Link.plain(Link.libc("aligned_alloc"),
             FunctionDescriptor.of(ADDRESS, JAVA_LONG, JAVA_LONG));
     private static final MethodHandle FREE = Link.plain(Link.libc("free"), FunctionDescriptor.ofVoid(ADDRESS));
