@@ -12,4 +12,6 @@ module org.rdmapanama.bench {
     opens org.rdmapanama.bench.report to info.picocli;
     requires org.jfree.jfreechart;
     requires java.desktop;
+    // ChannelBenchmark's ThreadBytes: heap bytes per thread (com.sun.management.ThreadMXBean).
+    requires jdk.management;
 }

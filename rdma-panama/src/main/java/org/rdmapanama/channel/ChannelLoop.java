@@ -43,6 +43,7 @@ final class ChannelLoop implements AutoCloseable {
     private final Thread thread;
     private final TaskQueue tasks = new TaskQueue();
     private volatile boolean sleeping;
+    private volatile long sleeps; // written by the loop thread only
     private volatile boolean stopping;
     private volatile RdmaException failure;
 
@@ -155,6 +156,11 @@ final class ChannelLoop implements AutoCloseable {
         }
     }
 
+    /** How often the loop thread has gone to sleep in poll(2): for tests that must know it slept. */
+    long sleeps() {
+        return sleeps;
+    }
+
     void execute(Runnable r) {
         if (inLoop()) {
             r.run();
@@ -228,6 +234,7 @@ final class ChannelLoop implements AutoCloseable {
             idlePolls = 0;
             return;
         }
+        sleeps++;
         waiter.await(watched.isEmpty() ? -1 : Math.max(0, nearestDeadline() - now));
         sleeping = false;
         idlePolls = 0;

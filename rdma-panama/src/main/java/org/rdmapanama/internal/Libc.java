@@ -14,23 +14,34 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * this class. Those that fail through errno return {@code >= 0} on success
  * or {@code -errno}, as every native wrapper here does; {@link Errno#check}
  * turns a negative one into an exception. None of these is on the data path;
- * the variants that take a capture state allocate nothing, for waits that repeat.
+ * the variants for waits that repeat (an event loop's poll, an eventfd's
+ * signal and drain) allocate nothing, in compiled code or not.
  */
 public final class Libc {
     private Libc() {}
 
-    private static final MethodHandle POLL = Link.withErrno(Link.libc("poll"),
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    /** {@code int poll(struct pollfd *, nfds_t, int)}. */
+    private static final FunctionDescriptor POLL_TYPE = FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT);
+    /** {@code ssize_t read(int, void *, size_t)}, and write's. */
+    private static final FunctionDescriptor READ_WRITE_TYPE = FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
+
+    private static final MethodHandle POLL = Link.withErrno(Link.libc("poll"), POLL_TYPE);
     private static final MethodHandle EVENTFD = Link.withErrno(Link.libc("eventfd"),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle FCNTL = Link.withErrno(Link.libc("fcntl"),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle READ = Link.withErrno(Link.libc("read"),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle WRITE = Link.withErrno(Link.libc("write"),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle READ = Link.withErrno(Link.libc("read"), READ_WRITE_TYPE);
+    private static final MethodHandle WRITE = Link.withErrno(Link.libc("write"), READ_WRITE_TYPE);
     private static final MethodHandle CLOSE = Link.withErrno(Link.libc("close"),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    // The same three without errno capture, for the calls a sleeping loop makes per wake-up. A handle
+    // that captures errno takes a slice of the caller's capture segment on every call (the JDK's
+    // SharedUtils.checkCaptureSegment): 40 B that only C2's escape analysis removes, and only where it
+    // inlines the whole handle. A loop that sleeps per message makes a few hundred of these calls a
+    // second, which left them in code that allocated (docs/results/2026-12-07-channel-jmh-gc.md).
+    private static final MethodHandle POLL_NO_ERRNO = Link.plain(Link.libc("poll"), POLL_TYPE);
+    private static final MethodHandle READ_NO_ERRNO = Link.plain(Link.libc("read"), READ_WRITE_TYPE);
+    private static final MethodHandle WRITE_NO_ERRNO = Link.plain(Link.libc("write"), READ_WRITE_TYPE);
     private static final MethodHandle ALIGNED_ALLOC = Link.plain(Link.libc("aligned_alloc"),
             FunctionDescriptor.of(ADDRESS, JAVA_LONG, JAVA_LONG));
     private static final MethodHandle FREE = Link.plain(Link.libc("free"), FunctionDescriptor.ofVoid(ADDRESS));
@@ -78,40 +89,53 @@ public final class Libc {
         return arena.allocate(Link.CALL_STATE);
     }
 
-    // The same calls with the capture state from the caller: no arena and no lambda per call,
-    // for waits that repeat (an event loop's poll, an eventfd's signal and drain).
+    // The calls of a wait that repeats: no arena, no lambda and no capture per call.
 
-    /** {@link #poll(MemorySegment, long, int)} capturing errno in {@code state}. */
+    /**
+     * {@link #poll(MemorySegment, long, int)} that allocates nothing: poll(2)
+     * without errno capture, and only when it fails a second poll that does not
+     * wait, capturing errno in {@code state} (which allocates). What made poll
+     * fail makes it fail again (a bad pollfd array, no memory), except EINTR:
+     * the second poll then answers what is ready now, a timeout to the caller.
+     */
     public static int poll(MemorySegment state, MemorySegment fds, long count, int timeoutMillis) {
         int rc;
         try {
-            rc = (int) POLL.invokeExact(state, fds, count, timeoutMillis);
+            rc = (int) POLL_NO_ERRNO.invokeExact(fds, count, timeoutMillis);
+            if (rc >= 0) {
+                return rc;
+            }
+            rc = (int) POLL.invokeExact(state, fds, count, 0);
         } catch (Throwable t) {
             throw unexpected("poll", t);
         }
         return rc < 0 ? -Link.errno(state) : rc;
     }
 
-    /** {@link #read(int, MemorySegment, long)} capturing errno in {@code state}. */
-    public static long read(MemorySegment state, int fd, MemorySegment buffer, long count) {
-        long rc;
+    /**
+     * {@code read(2)} that allocates nothing and does not say why it failed:
+     * the bytes read, or -1. For an eventfd's drain, where the one failure to
+     * expect is EAGAIN (the counter was 0 already).
+     */
+    public static long readNoErrno(int fd, MemorySegment buffer, long count) {
         try {
-            rc = (long) READ.invokeExact(state, fd, buffer, count);
+            return (long) READ_NO_ERRNO.invokeExact(fd, buffer, count);
         } catch (Throwable t) {
             throw unexpected("read", t);
         }
-        return rc < 0 ? -Link.errno(state) : rc;
     }
 
-    /** {@link #write(int, MemorySegment, long)} capturing errno in {@code state}. */
-    public static long write(MemorySegment state, int fd, MemorySegment buffer, long count) {
-        long rc;
+    /**
+     * {@code write(2)} that allocates nothing and does not say why it failed:
+     * the bytes written, or -1. For an eventfd's signal, where the one failure
+     * to expect is EAGAIN (the counter is full, which is readable too).
+     */
+    public static long writeNoErrno(int fd, MemorySegment buffer, long count) {
         try {
-            rc = (long) WRITE.invokeExact(state, fd, buffer, count);
+            return (long) WRITE_NO_ERRNO.invokeExact(fd, buffer, count);
         } catch (Throwable t) {
             throw unexpected("write", t);
         }
-        return rc < 0 ? -Link.errno(state) : rc;
     }
 
     /** A call linked with errno capture, given the capture state to pass first. */

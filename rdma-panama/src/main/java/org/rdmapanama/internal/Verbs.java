@@ -152,11 +152,14 @@ public final class Verbs {
         private CqEvents() {}
 
         private static final MethodHandle GET;
+        private static final MethodHandle GET_NO_ERRNO; // allocates nothing (why: Libc, POLL_NO_ERRNO)
         private static final MethodHandle ACK;
 
         static {
             try {
                 GET = Link.withErrno(NativeLibraries.symbol("ibv_get_cq_event"),
+                        FunctionDescriptor.of(C_INT, C_POINTER, C_POINTER, C_POINTER));
+                GET_NO_ERRNO = Link.plain(NativeLibraries.symbol("ibv_get_cq_event"),
                         FunctionDescriptor.of(C_INT, C_POINTER, C_POINTER, C_POINTER));
                 ACK = Link.plain(NativeLibraries.symbol("ibv_ack_cq_events"),
                         FunctionDescriptor.ofVoid(JAVA_LONG, C_INT));
@@ -165,14 +168,23 @@ public final class Verbs {
             }
         }
 
-        /** Links both now, so that the first wait cannot fail on it. */
+        /** Links them now, so that the first wait cannot fail on it. */
         public static void link() {
         }
 
-        /** {@code ibv_get_cq_event}: 0, or -errno ({@code -EAGAIN} on a non-blocking channel with no event). */
+        /**
+         * {@code ibv_get_cq_event}: 0, or -errno ({@code -EAGAIN} on a non-blocking channel with no event).
+         * Allocates nothing when it gets an event. Only when it fails is it called again with errno captured
+         * in {@code state} (which allocates), to say why: the channel is non-blocking, so the second call
+         * either takes an event that came meanwhile or fails again.
+         */
         public static int get(MemorySegment state, MemorySegment channel, MemorySegment cqOut, MemorySegment ctxOut) {
             int rc;
             try {
+                rc = (int) GET_NO_ERRNO.invokeExact(channel, cqOut, ctxOut);
+                if (rc != -1) {
+                    return Errno.ofStatus(rc);
+                }
                 rc = (int) GET.invokeExact(state, channel, cqOut, ctxOut);
             } catch (RuntimeException | Error e) {
                 throw e;
