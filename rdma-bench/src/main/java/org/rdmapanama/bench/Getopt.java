@@ -36,6 +36,17 @@ public final class Getopt {
         return add(new Opt(false, (typed, v) -> action.run()), names);
     }
 
+    /**
+     * {@code -h}, and where a benchmark runs: {@code -d DEV} or {@code --transport T} (the runtime's device
+     * selection), and {@code -p PORT}.
+     */
+    public Getopt endpoint(Runnable help, Consumer<String> device, Consumer<String> transport, IntSetter port) {
+        return flag(help, "-h", "--help")
+                .value(nonEmpty(device), "-d", "--ib-dev")
+                .value(nonEmpty(transport), "--transport")
+                .value(number(1, 65535, port), "-p", "--port");
+    }
+
     /** An option with a value, e.g. {@code "-s", "--size"}. */
     public Getopt value(Action action, String... names) {
         return add(new Opt(true, action), names);

@@ -49,10 +49,7 @@ final class StreamOptions {
         StreamOptions o = new StreamOptions();
         boolean[] help = {false};
         List<String> operands = new Getopt()
-                .flag(() -> help[0] = true, "-h", "--help")
-                .value(Getopt.nonEmpty(v -> o.device = v), "-d", "--ib-dev")
-                .value(Getopt.nonEmpty(v -> o.transport = v), "--transport")
-                .value(Getopt.number(1, 65535, v -> o.port = v), "-p", "--port")
+                .endpoint(() -> help[0] = true, v -> o.device = v, v -> o.transport = v, v -> o.port = v)
                 .value((typed, v) -> {
                     for (String one : v.split(",", -1)) {
                         o.specs.add(spec(typed, one));
@@ -61,7 +58,7 @@ final class StreamOptions {
                 .value(Getopt.number(1, (int) MAX_MESSAGES, v -> o.iters = v), "-n", "--iters")
                 .value(Getopt.number(1, 3600, v -> o.seconds = v), "-D", "--duration")
                 .value(Getopt.number(0, 600, v -> o.warmup = v), "--warmup")
-                .value(Getopt.number(2, 4096, v -> o.window = v), "-w", "--window")
+                .value(Getopt.number(3, 4096, v -> o.window = v), "-w", "--window")
                 .value(Getopt.number(64, 1 << 24, v -> o.slot = v), "--slot")
                 .parse(args);
         if (help[0]) {

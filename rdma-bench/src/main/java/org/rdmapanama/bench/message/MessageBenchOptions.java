@@ -70,10 +70,7 @@ public final class MessageBenchOptions {
         int maxSize = rpc ? MAX_RPC_SIZE : 1 << 30;
         boolean[] help = {false};
         Getopt g = new Getopt()
-                .flag(() -> help[0] = true, "-h", "--help")
-                .value(Getopt.nonEmpty(v -> o.device = v), "-d", "--ib-dev")
-                .value(Getopt.nonEmpty(v -> o.transport = v), "--transport")
-                .value(Getopt.number(1, 65535, v -> o.port = v), "-p", "--port")
+                .endpoint(() -> help[0] = true, v -> o.device = v, v -> o.transport = v, v -> o.port = v)
                 .value((typed, v) -> {
                     for (String one : v.split(",", -1)) {
                         o.sizeList.add(Getopt.number(typed, one, 8, maxSize));
