@@ -34,17 +34,8 @@ final class SendSide {
 
     private MessageBuffer queueHead, queueTail, backlogHead, backlogTail; // ready to post; waiting for a token
 
-    // Send queue: posted sends and reads, in order. A completion covers the sends before it, but a read is done
-    // only at its own completion: siw completes a send at transmission, before an earlier read's response came.
-    private final int sqDepth;
-    private final int sqMask;
-    private final MessageBuffer[] sqBuffers;
-    private final Message[] sqReads;
-    private final boolean[] sqReadLanded;
-    private final boolean[] sqInline;
-    private long sqPosted;
-    private long sqDone;
-    private long sqCovered = -1; // the furthest position a completion has covered
+    private final SendSlots slots;
+    private final SendSlots.ReadDone onReadDone = this::readDone;
     private int sinceSignal;
     private final int signalEvery;
     private final SendRequest sendBatch;
@@ -65,13 +56,7 @@ final class SendSide {
         this.pool = pool;
         this.options = options;
         this.pending = pending;
-        this.sqDepth = sqDepth;
-        int ring = Integer.highestOneBit(Math.max(2, sqDepth) - 1) << 1;
-        this.sqMask = ring - 1;
-        this.sqBuffers = new MessageBuffer[ring];
-        this.sqReads = new Message[ring];
-        this.sqReadLanded = new boolean[ring];
-        this.sqInline = new boolean[ring];
+        this.slots = new SendSlots(sqDepth);
         this.signalEvery = Math.max(1, sqDepth / 4);
         this.readDepth = Math.max(1, readDepth);
         this.tokens = new Tokens(options.window());
@@ -206,7 +191,7 @@ final class SendSide {
 
     /** Posted sends and reads not completed yet. */
     long unfinished() {
-        return sqPosted - sqDone;
+        return slots.unfinished();
     }
 
     /** Into the post queue: eagerly, or as the messages of a rendezvous. */
@@ -249,16 +234,16 @@ final class SendSide {
     }
 
     private void postReads() throws RdmaException {
-        while (receiver.readWaiting() && readsInFlight < readDepth && sqPosted - sqDone < sqDepth) {
+        while (receiver.readWaiting() && readsInFlight < readDepth && slots.hasRoom(0)) {
             Message m = receiver.nextRead();
-            int i = (int) (sqPosted & sqMask);
+            int i = slots.next(0);
             MessageBuffer b = m.buffer;
             readRequest.wrId(0, loop.wrId(channel, MessageChannel.KIND_SQ, i))
                     .sge(0, 0, b.region, b.offset + Wire.HEADER, m.length)
                     .remote(0, m.remoteAddress, m.remoteKey);
             poster.postSend(readRequest);
-            sqReads[i] = m;
-            sqPosted++;
+            slots.putRead(i, m);
+            slots.posted(1);
             readsInFlight++;
             sinceSignal = 0; // a signaled completion covers the sends before it
         }
@@ -272,7 +257,7 @@ final class SendSide {
 
     private int postBatch() throws RdmaException {
         int n = 0;
-        while (queueHead != null && n < POST_BATCH && sqPosted + n - sqDone < sqDepth) {
+        while (queueHead != null && n < POST_BATCH && slots.hasRoom(n)) {
             MessageBuffer b = queueHead;
             boolean free = b.wireType == Wire.CREDIT && (Wire.flags(b.whole) & Wire.FLAG_ANSWER) != 0;
             if (!free && credits < (b.wireType == Wire.CREDIT || b.wireType == Wire.BYE ? 1 : DATA_CREDITS)) {
@@ -293,7 +278,7 @@ final class SendSide {
                 case Wire.RNDV, Wire.ADVERTISE -> Wire.DESCRIPTOR;
                 default -> 0;
             };
-            int i = (int) ((sqPosted + n) & sqMask);
+            int i = slots.next(n);
             // The last of what is queued is signaled too: a channel that goes quiet gets its buffers back now
             // rather than signalEvery sends later (docs/results/2026-12-07-channel-latency.md, section 4).
             boolean signal = ++sinceSignal >= signalEvery || b.wireType == Wire.BYE || queueHead == null;
@@ -307,8 +292,7 @@ final class SendSide {
             if (inline) {
                 sendBatch.inline(n, true);
             }
-            sqBuffers[i] = b;
-            sqInline[i] = inline;
+            slots.putSend(i, b, inline);
             n++;
         }
         if (n == 0) {
@@ -319,59 +303,20 @@ final class SendSide {
             lastSendChain = n;
         }
         poster.postSend(sendBatch);
-        long first = sqPosted;
-        sqPosted += n;
-        for (long p = first; p < sqPosted; p++) { // inline data was copied when posted
-            int i = (int) (p & sqMask);
-            if (sqInline[i]) {
-                sqBuffers[i].recycle();
-                sqBuffers[i] = null;
-            }
-        }
+        slots.posted(n);
         return n;
     }
 
-    /**
-     * A signaled send or a read completed: it and the sends posted before it are done. A read before it that
-     * has not had its own completion holds the queue there (its slot, and the buffers after it) until it has.
-     */
+    /** A signaled send or a read completed ({@link SendSlots#complete}). */
     void onCompletion(int index) {
-        long done = sqDone + ((index - (int) sqDone) & sqMask);
-        if (done >= sqPosted) {
-            return; // stale: never posted
+        if (slots.complete(index, onReadDone)) {
+            channel.markDirty();
         }
-        int at = (int) (done & sqMask);
-        if (sqReads[at] != null) {
-            sqReadLanded[at] = true;
-        }
-        if (done > sqCovered) {
-            sqCovered = done;
-        }
-        long p = sqDone;
-        for (; p <= sqCovered; p++) {
-            int i = (int) (p & sqMask);
-            Message r = sqReads[i];
-            if (r != null) {
-                if (!sqReadLanded[i]) {
-                    break;
-                }
-                sqReads[i] = null;
-                sqReadLanded[i] = false;
-                readsInFlight--;
-                readDone(r);
-            }
-            MessageBuffer b = sqBuffers[i];
-            if (b != null) {
-                sqBuffers[i] = null;
-                b.recycle();
-            }
-        }
-        sqDone = p;
-        channel.markDirty();
     }
 
     /** A rendezvous read landed: DONE tells the peer to free its buffer, and delivery goes on in order. */
     private void readDone(Message r) {
+        readsInFlight--;
         MessageChannel.State state = channel.state();
         if (state == MessageChannel.State.DRAINING || state == MessageChannel.State.CLOSED) {
             return;
@@ -405,19 +350,7 @@ final class SendSide {
 
     /** Finished: buffers of sends, reads and rendezvous whose completions never came go back to the pool. */
     void recycleAll() {
-        for (int i = 0; i < sqBuffers.length; i++) {
-            if (sqBuffers[i] != null) {
-                sqBuffers[i].recycle();
-                sqBuffers[i] = null;
-            }
-            Message r = sqReads[i];
-            if (r != null && r.buffer != null) {
-                r.buffer.recycle();
-                r.buffer = null;
-                sqReads[i] = null;
-            }
-            sqReadLanded[i] = false;
-        }
+        slots.recycleAll();
         tokens.recycleAll();
     }
 }
