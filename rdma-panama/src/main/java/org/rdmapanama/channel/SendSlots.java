@@ -55,6 +55,7 @@ final class SendSlots {
 
     void putRead(int slot, Message m) {
         reads[slot] = m;
+        inline[slot] = false;
     }
 
     /** {@code n} work requests went out: the buffers of inline sends go back at once (their data was copied). */
@@ -64,6 +65,7 @@ final class SendSlots {
         for (long p = first; p < posted; p++) {
             int i = (int) (p & mask);
             if (inline[i]) {
+                inline[i] = false;
                 buffers[i].recycle();
                 buffers[i] = null;
             }

@@ -26,6 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Message channels between two groups in one JVM, on each lab transport:
@@ -144,7 +145,11 @@ class ChannelDeviceTest {
             // The receiver holds everything: only a window's worth can have arrived.
             Thread.sleep(500);
             assertTrue(held.size() <= o.window() + 1, held.size() + " messages arrived with " + o.window() + " credits");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SECONDS);
             while (!gotAll.isDone()) {
+                if (ch.closeFuture().isDone() || System.nanoTime() > deadline) {
+                    fail("after " + next[0] + " of " + count + " messages: " + ch + ", " + ch.closeFuture());
+                }
                 for (Message m : held) {
                     held.remove(m);
                     m.release();
@@ -191,7 +196,7 @@ class ChannelDeviceTest {
             for (int round = 1; round <= 3; round++) {
                 int n = 200 * round;
                 for (int i = 0; i < n; i++) {
-                    while (!ch.isWritable()) {
+                    while (!ch.isWritable() && ch.isOpen()) {
                         Thread.onSpinWait();
                     }
                     MessageBuffer b = ch.allocate(64);
