@@ -29,8 +29,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Message channels on one device: its protection domain, one buffer pool,
  * and {@link ChannelOptions#loops()} event-loop threads, each with a
- * completion queue its channels share. Channels come from {@link #connect}
- * and from the servers of {@link #listen}. Closing the group closes them all.
+ * completion queue its channels share (and, for a framework that brings its
+ * own threads, {@link #newDrivenLoop() driven loops}). Channels come from
+ * {@link #connect} and from the servers of {@link #listen}. Closing the group
+ * closes them all.
  */
 public final class ChannelGroup implements AutoCloseable {
     private static final class Log {
@@ -55,6 +57,8 @@ public final class ChannelGroup implements AutoCloseable {
     private final AtomicInteger nextLoop = new AtomicInteger();
     private final Set<MessageChannel> channels = ConcurrentHashMap.newKeySet();
     private final Set<ChannelServer> servers = ConcurrentHashMap.newKeySet();
+    private final Set<DrivenLoop> driven = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger drivenCount = new AtomicInteger();
     private volatile boolean closed;
 
     private ChannelGroup(Selection selection, ChannelOptions options) throws RdmaException {
@@ -85,7 +89,7 @@ public final class ChannelGroup implements AutoCloseable {
             made.add(pool);
             this.loops = new ChannelLoop[options.loops()];
             for (int i = 0; i < loops.length; i++) {
-                loops[i] = new ChannelLoop(name + "-loop-" + i, context, pd, pool, options);
+                loops[i] = new ChannelLoop(name + "-loop-" + i, context, pd, pool, options, true);
                 made.add(loops[i]);
             }
             ok = true;
@@ -132,8 +136,35 @@ public final class ChannelGroup implements AutoCloseable {
         return channels.size();
     }
 
+    private void requireOwnLoops() {
+        if (loops.length == 0) {
+            throw new IllegalStateException(name + " has no loops of its own (ChannelOptions.loops is 0):"
+                    + " connect and accept on a DrivenLoop");
+        }
+    }
+
     private ChannelLoop nextLoop() {
+        requireOwnLoops();
         return loops[Math.floorMod(nextLoop.getAndIncrement(), loops.length)];
+    }
+
+    /**
+     * A loop with its own completion queue (and shared receive queue, by the options) but no thread: the
+     * caller's thread turns it. Close it on that thread before the group.
+     */
+    public DrivenLoop newDrivenLoop() throws RdmaException {
+        if (closed) {
+            throw new ClosedResourceException(name + " is closed");
+        }
+        ChannelLoop l = new ChannelLoop(name + "-driven-" + drivenCount.getAndIncrement(), context, pd, pool,
+                options, false);
+        DrivenLoop d = new DrivenLoop(this, l);
+        driven.add(d);
+        return d;
+    }
+
+    void drivenClosed(DrivenLoop d) {
+        driven.remove(d);
     }
 
     /**
@@ -142,10 +173,20 @@ public final class ChannelGroup implements AutoCloseable {
      * dependent stage must not block), or with why it could not be.
      */
     public CompletableFuture<MessageChannel> connect(InetSocketAddress remote, MessageHandler handler) {
+        return connect(remote, handler, nextLoop());
+    }
+
+    /** {@link #connect(InetSocketAddress, MessageHandler)} with the channel on {@code loop}. */
+    public CompletableFuture<MessageChannel> connect(InetSocketAddress remote, MessageHandler handler,
+                                                     DrivenLoop loop) {
+        return connect(remote, handler, loop.loop);
+    }
+
+    private CompletableFuture<MessageChannel> connect(InetSocketAddress remote, MessageHandler handler,
+                                                      ChannelLoop loop) {
         if (closed) {
             return CompletableFuture.failedFuture(new ClosedResourceException(name + " is closed"));
         }
-        ChannelLoop loop = nextLoop();
         CompletableFuture<MessageChannel> result = new CompletableFuture<>();
         RdmaConnection.resolveAsync(remote, new InetSocketAddress(address, 0), connectionOptions, SETUP_TIMEOUT,
                 cmLoop, loop.shared).whenComplete((conn, e) -> {
@@ -179,10 +220,21 @@ public final class ChannelGroup implements AutoCloseable {
     }
 
     public ChannelServer listen(InetSocketAddress at, MessageHandler handler) throws RdmaException {
+        requireOwnLoops(); // now, not at the first request
+        return listen(at, handler, null);
+    }
+
+    /** Listens on {@code at}, and hands each peer's request to {@code acceptor}, which chooses its loop. */
+    public ChannelServer listen(InetSocketAddress at, ChannelAcceptor acceptor) throws RdmaException {
+        return listen(at, null, java.util.Objects.requireNonNull(acceptor, "acceptor"));
+    }
+
+    private ChannelServer listen(InetSocketAddress at, MessageHandler handler, ChannelAcceptor acceptor)
+            throws RdmaException {
         if (closed) {
             throw new ClosedResourceException(name + " is closed");
         }
-        ChannelServer s = new ChannelServer(this, at, handler, connectionOptions, cmLoop);
+        ChannelServer s = new ChannelServer(this, at, handler, acceptor, connectionOptions, cmLoop);
         servers.add(s);
         return s;
     }
@@ -210,10 +262,10 @@ public final class ChannelGroup implements AutoCloseable {
             ch = new MessageChannel(loop, id, (int) reservation, conn, handler, pool, options, sqDepth,
                     connectionOptions.rdmaReadDepth(), what + " on " + selection.device().name());
         } catch (RdmaException | RuntimeException e) {
-            loop.unreserve(id, entries);
+            loop.table.unreserve(id, entries);
             throw e;
         }
-        loop.publish(ch);
+        loop.table.publish(ch);
         channels.add(ch);
         ch.closeFuture().whenComplete((v, e) -> channels.remove(ch));
         try {
@@ -261,6 +313,11 @@ public final class ChannelGroup implements AutoCloseable {
                 throw new IllegalStateException("cannot close " + name + " from its loop thread " + l);
             }
         }
+        for (DrivenLoop d : driven) {
+            if (d.inLoop()) {
+                throw new IllegalStateException("cannot close " + name + " from the thread of " + d);
+            }
+        }
         if (closed) {
             return;
         }
@@ -280,6 +337,15 @@ public final class ChannelGroup implements AutoCloseable {
             Log.LOG.warn("{}: {} channels did not finish closing within 5 s", name, channels.size());
         }
         RdmaException first = null;
+        for (DrivenLoop d : List.copyOf(driven)) {
+            try {
+                d.close(); // refuses a loop its thread still turns: that thread must close it
+            } catch (IllegalStateException e) {
+                Log.LOG.warn("{}: {} (its objects stay until then)", name, e.getMessage());
+            } catch (RdmaException e) {
+                first = first == null ? e : first;
+            }
+        }
         for (int i = loops.length - 1; i >= 0; i--) {
             try {
                 loops[i].close();

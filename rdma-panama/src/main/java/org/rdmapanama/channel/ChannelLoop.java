@@ -13,24 +13,19 @@ import org.rdmapanama.verbs.Wakeup;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * One thread, one completion queue, many channels. The thread polls the CQ
- * and dispatches each completion to its channel by the channel's id in the
- * work request id, runs what other threads hand over, then posts what the
- * channels accumulated (one post list each). Idle, it keeps polling for
- * {@link ChannelOptions#busyPollNanos()}, then arms the CQ and sleeps in
- * poll(2) on the completion channel and its wakeup.
+ * One thread, one completion queue, many channels. A pass polls the CQ and
+ * dispatches each completion to its channel by the channel's id in the work
+ * request id, runs what other threads handed over, then posts what the
+ * channels accumulated (one post list each). Idle, the thread arms the CQ and
+ * sleeps in poll(2) on the completion channel and its wakeup. The thread is
+ * the loop's own ({@link LoopThread}) or a driver's ({@link DrivenLoop}).
  */
 final class ChannelLoop implements AutoCloseable {
     private static final class Log {
         static final Logger LOG = LoggerFactory.getLogger(ChannelLoop.class);
     }
-
-    static final int MAX_CHANNELS = 1 << 16;
 
     final String name;
     final SharedResources shared;
@@ -39,35 +34,29 @@ final class ChannelLoop implements AutoCloseable {
     private final CompletionChannel completionChannel;
     private final CompletionQueue cq;
     private final Wakeup wakeup;
-    private final long busyPollNanos;
-    private final Thread thread;
+    private volatile Thread thread; // from attach(): its own, or the driver's
+    private Thread started; // its own
     private final TaskQueue tasks = new TaskQueue();
     private volatile boolean sleeping;
     private volatile long sleeps; // written by the loop thread only
     private volatile boolean stopping;
     private volatile RdmaException failure;
+    private volatile boolean closed;
 
-    private final AtomicReferenceArray<MessageChannel> table = new AtomicReferenceArray<>(MAX_CHANNELS);
-    private final int[] generations = new int[MAX_CHANNELS]; // guarded by this
-    private final int[] freeIds = new int[MAX_CHANNELS]; // guarded by this
-    private int freeIdCount; // guarded by this
-    private int nextId; // guarded by this
-    private int cqReserved; // guarded by this
-    private int channels; // guarded by this
-    private final int cqSize;
-
-    private static final int CLOCK_EVERY = 64;
-    private int idlePolls; // loop thread only: empty polls in a row
-    private long idleSince; // loop thread only: when they began
+    final ChannelTable table;
 
     private MessageChannel dirtyHead; // loop thread only
-    private final List<Closing> watched = new ArrayList<>(); // loop thread only
+    private final Deadlines deadlines = new Deadlines(); // loop thread only
 
-    ChannelLoop(String name, DeviceContext context, ProtectionDomain pd, BufferPool pool, ChannelOptions options)
-            throws RdmaException {
+    // Confined to the loop thread, made there.
+    private CompletionWaiter waiter;
+    private ConfinedPoller poller;
+    private CompletionBatch batch;
+
+    ChannelLoop(String name, DeviceContext context, ProtectionDomain pd, BufferPool pool, ChannelOptions options,
+                boolean ownThread) throws RdmaException {
         this.name = name;
-        this.busyPollNanos = options.busyPollNanos();
-        this.cqSize = options.cqSize();
+        this.table = new ChannelTable(name, options.cqSize());
         CompletionChannel ch = null;
         CompletionQueue q = null;
         Wakeup w = null;
@@ -90,9 +79,47 @@ final class ChannelLoop implements AutoCloseable {
         this.wakeup = w;
         this.sharedReceives = srq;
         this.shared = new SharedResources(pd, q, q, srq != null ? srq.queue : null);
-        // A platform thread: it sleeps in poll(2), which would pin a virtual one.
-        this.thread = Thread.ofPlatform().name(name).daemon(true).unstarted(this::run);
-        thread.start();
+        if (ownThread) {
+            // A platform thread: it sleeps in poll(2), which would pin a virtual one.
+            Thread t = Thread.ofPlatform().name(name).daemon(true).unstarted(new LoopThread(this, options.busyPollNanos()));
+            this.started = t;
+            t.start();
+        }
+    }
+
+    /** The calling thread becomes the loop's: its confined poller and waiter are made on it. */
+    void attach() throws RdmaException {
+        if (thread != null) {
+            throw new IllegalStateException(name + " already runs on " + thread.getName());
+        }
+        openConfined();
+        thread = Thread.currentThread();
+    }
+
+    private void openConfined() throws RdmaException {
+        CompletionWaiter w = completionChannel.newWaiter(wakeup);
+        try {
+            poller = cq.confinedPoller();
+            batch = cq.newBatch(64);
+        } catch (RuntimeException e) {
+            Closer.quietly(w);
+            if (poller != null) {
+                Closer.quietly(poller);
+            }
+            throw e;
+        }
+        waiter = w;
+    }
+
+    void closeConfined() {
+        for (AutoCloseable c : new AutoCloseable[] {batch, poller, waiter}) {
+            if (c != null) {
+                Closer.quietly(c);
+            }
+        }
+        batch = null;
+        poller = null;
+        waiter = null;
     }
 
     boolean inLoop() {
@@ -100,7 +127,7 @@ final class ChannelLoop implements AutoCloseable {
     }
 
     /** An id (and its generation) for a new channel that may have {@code cqEntries} completions outstanding. */
-    synchronized long reserve(int cqEntries) throws RdmaException {
+    long reserve(int cqEntries) throws RdmaException {
         RdmaException f = failure;
         if (f != null) {
             throw f;
@@ -108,40 +135,7 @@ final class ChannelLoop implements AutoCloseable {
         if (stopping) {
             throw new org.rdmapanama.error.ClosedResourceException(name + " is closed");
         }
-        if (cqReserved + cqEntries > cqSize) {
-            throw new RdmaException(name + ": a channel needs " + cqEntries + " completion queue entries, and "
-                    + (cqSize - cqReserved) + " of " + cqSize + " are left (" + channels
-                    + " channels); raise ChannelOptions.cqSize or loops, or shrink the window");
-        }
-        int id;
-        if (freeIdCount > 0) {
-            id = freeIds[--freeIdCount];
-        } else if (nextId < MAX_CHANNELS) {
-            id = nextId++;
-        } else {
-            throw new RdmaException(name + " has " + MAX_CHANNELS + " channels already");
-        }
-        cqReserved += cqEntries;
-        channels++;
-        return (long) id << 32 | (generations[id] & 0xff);
-    }
-
-    /** Gives back a reservation whose channel was never made. */
-    synchronized void unreserve(int id, int cqEntries) {
-        generations[id]++;
-        freeIds[freeIdCount++] = id;
-        cqReserved -= cqEntries;
-        channels--;
-    }
-
-    /** Makes {@code ch} reachable from its completions: before anything is posted for it. */
-    void publish(MessageChannel ch) {
-        table.set(ch.id, ch);
-    }
-
-    void unregister(MessageChannel ch) {
-        table.compareAndSet(ch.id, ch, null);
-        unreserve(ch.id, ch.cqEntries());
+        return table.reserve(cqEntries);
     }
 
     long wrId(MessageChannel ch, int kind, int index) {
@@ -151,6 +145,11 @@ final class ChannelLoop implements AutoCloseable {
     /** From another thread: {@code t} runs (or is dispatched) on the loop thread. */
     void handoff(LoopTask t) {
         tasks.push(t);
+        wakeup();
+    }
+
+    /** Wakes the loop if it sleeps (or is about to: {@link #armSleep} checks the tasks after it says so). */
+    void wakeup() {
         if (sleeping) {
             wakeup.signal();
         }
@@ -175,82 +174,87 @@ final class ChannelLoop implements AutoCloseable {
     }
 
     void watchDeadline(Closing c) {
-        if (!watched.contains(c)) {
-            watched.add(c);
-        }
+        deadlines.watch(c);
     }
 
-    private void run() {
-        try (CompletionWaiter waiter = completionChannel.newWaiter(wakeup);
-             ConfinedPoller poller = cq.confinedPoller();
-             CompletionBatch batch = cq.newBatch(64)) {
-            while (!stopping) {
-                turn(waiter, poller, batch);
+    /** One pass without waiting: handed-over tasks, a batch of completions, the posts they led to, deadlines. */
+    int runOnce() throws RdmaException {
+        if (failure != null) {
+            return 0;
+        }
+        try {
+            int work = runTasks() + poll();
+            flushDirty();
+            if (!deadlines.isEmpty()) {
+                deadlines.check();
             }
+            return work;
         } catch (RdmaException e) {
             loopFailed(e);
-        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (RuntimeException e) {
             loopFailed(new RdmaException(name + " failed: " + e, e));
             throw e;
         }
     }
 
     /**
-     * One pass of the loop, a method of its own: the JIT then compiles it whole, as often as its profile
-     * changes. As the body of {@link #run()} it was only ever compiled on stack, early, with the data path
-     * called out of line and left in profiling code (docs/results/2026-12-07-channel-latency.md).
+     * Arms the CQ and says the loop sleeps; false (awake again, with what came in posted) when a task or
+     * completion arrived before the arming took. After true, {@link #sleep} or {@link #disarm}.
      */
-    private void turn(CompletionWaiter waiter, ConfinedPoller poller, CompletionBatch batch) throws RdmaException {
-        int work = runTasks() + poll(poller, batch);
-        flushDirty();
-        if (!watched.isEmpty()) {
-            checkDeadlines();
-        }
-        if (work > 0) {
-            idlePolls = 0;
-            return;
-        }
-        // The clock is read once per CLOCK_EVERY empty polls: under emulation it costs as much as a poll.
-        if (idlePolls++ % CLOCK_EVERY != 0 && busyPollNanos != 0) {
-            Thread.onSpinWait();
-            return;
-        }
-        long now = System.nanoTime();
-        if (idlePolls == 1) {
-            idleSince = now;
-            if (busyPollNanos != 0) {
-                return;
-            }
-        }
-        if (now - idleSince < busyPollNanos) {
-            Thread.onSpinWait();
-            return;
-        }
+    boolean armSleep() throws RdmaException {
         cq.requestNotification(false);
         sleeping = true;
-        if (!tasks.isEmpty() || stopping || poll(poller, batch) > 0) {
-            sleeping = false; // came in before the arming took
+        if (!tasks.isEmpty() || stopping || poll() > 0) {
+            sleeping = false;
             flushDirty();
-            idlePolls = 0;
-            return;
+            return false;
+        }
+        return true;
+    }
+
+    /** Sleeps in poll(2) until a completion, a wakeup, {@code timeoutNanos} (negative: none) or a close deadline. */
+    void sleep(long timeoutNanos) throws RdmaException {
+        long t = timeoutNanos;
+        if (!deadlines.isEmpty()) {
+            long d = deadlines.nanosToNearest();
+            t = t < 0 ? d : Math.min(t, d);
         }
         sleeps++;
-        waiter.await(watched.isEmpty() ? -1 : Math.max(0, nearestDeadline() - now));
+        try {
+            waiter.await(t);
+        } finally {
+            sleeping = false;
+        }
+    }
+
+    /** Armed but not going to sleep after all (the driver found work of its own). */
+    void disarm() {
         sleeping = false;
-        idlePolls = 0;
+    }
+
+    boolean stopping() {
+        return stopping;
+    }
+
+    /** The loop's channels, open or closing. */
+    int channels() {
+        return table.count();
+    }
+
+    /** Abortively closes every channel of the loop (on the loop thread): they finish as their flushes come in. */
+    void failAll(Throwable cause) {
+        table.forEach(ch -> ch.fail(cause), false);
     }
 
     /** The CQ or the channel broke: every channel fails, and no new one is taken. */
-    private void loopFailed(RdmaException e) {
+    void loopFailed(RdmaException e) {
+        if (failure != null) {
+            return;
+        }
         Log.LOG.error("channel loop {} stops: {}", name, e.getMessage());
         failure = e;
-        for (int i = 0; i < MAX_CHANNELS; i++) {
-            MessageChannel ch = table.get(i);
-            if (ch != null) {
-                ch.connection.fail(name + " failed: " + e.getMessage());
-                table.set(i, null);
-            }
-        }
+        table.forEach(ch -> ch.connection.fail(name + " failed: " + e.getMessage()), true);
     }
 
     private int runTasks() {
@@ -273,7 +277,7 @@ final class ChannelLoop implements AutoCloseable {
         return n;
     }
 
-    private int poll(ConfinedPoller poller, CompletionBatch batch) throws RdmaException {
+    private int poll() throws RdmaException {
         int n = poller.poll(batch);
         if (n == 0 && sharedReceives != null) {
             sharedReceives.cqEmpty();
@@ -286,8 +290,8 @@ final class ChannelLoop implements AutoCloseable {
                         batch.byteLength(i), ok ? 0 : batch.vendorError(i));
                 continue;
             }
-            MessageChannel ch = table.get((int) (wr >>> 48));
-            if (ch == null || (ch.generation & 0xff) != ((int) (wr >>> 40) & 0xff)) {
+            MessageChannel ch = table.get((int) (wr >>> 48), (int) (wr >>> 40) & 0xff);
+            if (ch == null) {
                 continue; // of a channel that finished without waiting for its flush
             }
             boolean ok = batch.isSuccess(i);
@@ -313,42 +317,50 @@ final class ChannelLoop implements AutoCloseable {
         }
     }
 
-    private void checkDeadlines() {
-        long now = System.nanoTime();
-        for (int i = watched.size() - 1; i >= 0; i--) {
-            Closing c = watched.get(i);
-            if (!c.watching()) {
-                watched.remove(i);
-            } else if (now - c.deadline() >= 0) {
-                c.deadlinePassed(now);
-            }
-        }
-    }
-
-    private long nearestDeadline() {
-        long d = watched.get(0).deadline();
-        for (Closing c : watched) {
-            if (c.deadline() - d < 0) {
-                d = c.deadline();
-            }
-        }
-        return d;
-    }
-
-    /** Stops the thread; its channels must be closed (the group closes them first). */
+    /**
+     * Stops the loop's own thread (its channels must be closed: the group closes them first), or frees a
+     * driven loop that no thread ever attached to.
+     */
     @Override
     public void close() throws RdmaException {
         if (inLoop()) {
             throw new IllegalStateException("cannot close " + name + " from its own thread");
         }
+        if (closed) {
+            return;
+        }
+        Thread t = started;
+        if (t == null && thread != null) {
+            throw new IllegalStateException(name + " runs on " + thread.getName() + ", which must close it");
+        }
         stopping = true;
         wakeup.signal();
-        try {
-            thread.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new RdmaException("interrupted while stopping " + name, e);
+        if (t != null) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RdmaException("interrupted while stopping " + name, e);
+            }
         }
+        freeResources();
+    }
+
+    /** A driven loop's end, on its thread: no channel is taken any more. */
+    void stop() {
+        stopping = true;
+    }
+
+    boolean failed() {
+        return failure != null;
+    }
+
+    boolean closed() {
+        return closed;
+    }
+
+    void freeResources() throws RdmaException {
+        closed = true;
         RdmaException first = Closer.closeAll(null, sharedReceives, cq, completionChannel);
         wakeup.close();
         if (first != null) {

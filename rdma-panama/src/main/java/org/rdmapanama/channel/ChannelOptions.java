@@ -10,7 +10,8 @@ package org.rdmapanama.channel;
  *                       {@code slotSize - 16} bytes go eagerly (one Send), larger ones by rendezvous (an RDMA
  *                       Read by the receiver)
  * @param maxMessageSize the largest message a channel sends or accepts
- * @param loops          event-loop threads, each with one completion queue shared by its channels
+ * @param loops          event-loop threads, each with one completion queue shared by its channels (0: only
+ *                       {@link ChannelGroup#newDrivenLoop() driven loops})
  * @param busyPollNanos  how long an idle loop keeps polling before it sleeps on the completion channel
  * @param sendQueueLimit sends a channel queues while its window is empty, before {@code send} refuses
  * @param cqSize         completion queue entries of each loop; bounds the channels a loop takes
@@ -29,7 +30,7 @@ public record ChannelOptions(int window, int slotSize, int maxMessageSize, int l
             throw new IllegalArgumentException("slotSize must be a power of two, got " + slotSize);
         }
         check("maxMessageSize", maxMessageSize, 1, 1 << 30);
-        check("loops", loops, 1, 256);
+        check("loops", loops, 0, 256);
         if (busyPollNanos < 0) {
             throw new IllegalArgumentException("busyPollNanos must not be negative, got " + busyPollNanos);
         }

@@ -1,6 +1,7 @@
 package org.rdmapanama.channel;
 
 import org.rdmapanama.cm.CmEventLoop;
+import org.rdmapanama.cm.ConnectRequest;
 import org.rdmapanama.cm.ConnectionOptions;
 import org.rdmapanama.cm.RdmaConnection;
 import org.rdmapanama.cm.RdmaListener;
@@ -15,9 +16,10 @@ import java.util.concurrent.CompletableFuture;
 /**
  * A listening address of a {@link ChannelGroup}: it accepts every peer's
  * channel, on the group's loops in turn, and hands it to its handler
- * ({@link MessageHandler#onOpen} first). A peer that is not an rdma-panama
- * channel (its private data says otherwise) is rejected. Closing the server
- * stops accepting; the channels it accepted stay open.
+ * ({@link MessageHandler#onOpen} first), or hands each request to a
+ * {@link ChannelAcceptor} that chooses its loop. A peer that is not an
+ * rdma-panama channel (its private data says otherwise) is rejected. Closing
+ * the server stops accepting; the channels it accepted stay open.
  */
 public final class ChannelServer implements AutoCloseable {
     private static final class Log {
@@ -30,17 +32,24 @@ public final class ChannelServer implements AutoCloseable {
     private final ChannelGroup group;
     private final RdmaListener listener;
     private final MessageHandler handler;
+    private final ChannelAcceptor acceptor;
     private final InetSocketAddress address;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private volatile boolean closing;
 
-    ChannelServer(ChannelGroup group, InetSocketAddress address, MessageHandler handler, ConnectionOptions options,
-                  CmEventLoop cmLoop) throws RdmaException {
+    /** One of {@code handler} (the group's loops in turn) and {@code acceptor} (its choice). */
+    ChannelServer(ChannelGroup group, InetSocketAddress address, MessageHandler handler, ChannelAcceptor acceptor,
+                  ConnectionOptions options, CmEventLoop cmLoop) throws RdmaException {
         this.group = group;
         this.address = address;
         this.handler = handler;
+        this.acceptor = acceptor;
         this.listener = RdmaListener.bind(address, 128, options, cmLoop);
-        acceptNext();
+        if (acceptor != null) {
+            requestNext();
+        } else {
+            acceptNext();
+        }
     }
 
     public InetSocketAddress address() {
@@ -71,6 +80,43 @@ public final class ChannelServer implements AutoCloseable {
         });
     }
 
+    private void requestNext() {
+        if (closing) {
+            return;
+        }
+        listener.requestAsync(ACCEPT_WAIT).whenComplete((r, e) -> {
+            if (e != null) {
+                if (!closing) {
+                    Log.LOG.warn("{} stops accepting: {}", this, e.toString());
+                }
+                return;
+            }
+            if (r != null) {
+                try {
+                    Wire.peer(r.privateData());
+                    acceptor.onRequest(new ChannelRequest(this, r));
+                } catch (ProtocolException x) {
+                    Log.LOG.info("{} rejects a peer: {}", this, x.getMessage());
+                    r.reject();
+                } catch (RuntimeException x) {
+                    Log.LOG.warn("the acceptor of {} failed: {}", this, x.toString());
+                    r.reject();
+                }
+            }
+            requestNext();
+        });
+    }
+
+    CompletableFuture<MessageChannel> accept(ConnectRequest request, ChannelLoop loop, MessageHandler h) {
+        RdmaConnection conn;
+        try {
+            conn = request.open(loop.shared);
+        } catch (RdmaException | RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return open(loop, conn, h);
+    }
+
     private void take(ChannelLoop loop, RdmaConnection conn) {
         try {
             Wire.peer(conn.peerPrivateData()); // refuse what is not a channel before making anything
@@ -84,22 +130,31 @@ public final class ChannelServer implements AutoCloseable {
             Closer.quietly(conn);
             return;
         }
+        open(loop, conn, handler).exceptionally(e -> {
+            Log.LOG.warn("{} could not take a channel: {}", this, e.getMessage());
+            return null;
+        });
+    }
+
+    private CompletableFuture<MessageChannel> open(ChannelLoop loop, RdmaConnection conn, MessageHandler h) {
         MessageChannel ch;
         try {
-            ch = group.newChannel(loop, conn, handler, "channel from a peer of " + address);
+            ch = group.newChannel(loop, conn, h, "channel from a peer of " + address);
         } catch (RdmaException | RuntimeException e) {
-            Log.LOG.warn("{} could not take a channel: {}", this, e.getMessage());
             Closer.quietly(conn);
-            return;
+            return CompletableFuture.failedFuture(e);
         }
         CompletableFuture<MessageChannel> opened = new CompletableFuture<>();
         conn.acceptAsync(group.privateData(), SETUP_TIMEOUT).whenComplete((c, x) -> {
             if (x != null) {
-                ch.abort(RdmaException.unwrap(x));
+                Throwable cause = RdmaException.unwrap(x);
+                ch.abort(cause);
+                opened.completeExceptionally(cause);
                 return;
             }
             group.open(ch, conn, opened);
         });
+        return opened;
     }
 
     @Override

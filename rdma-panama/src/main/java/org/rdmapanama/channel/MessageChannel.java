@@ -365,7 +365,7 @@ public final class MessageChannel implements AutoCloseable {
         sender.recycleAll();
         receiver.recycleReads();
         receiver.recycleSlots();
-        loop.unregister(this);
+        loop.table.remove(this);
         if (cause == null) {
             closed.complete(null);
         } else {

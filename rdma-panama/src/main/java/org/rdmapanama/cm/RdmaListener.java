@@ -136,12 +136,16 @@ public final class RdmaListener implements AutoCloseable {
     /** Refuses a request nobody will take (destroying its cm_id rejects it), or closes a built connection. */
     private void discard(Object item) {
         if (item instanceof Request r) {
-            loop.unregister(r.event().id());
-            r.events().end(() -> new ClosedResourceException(describe() + " is closed"));
-            CmEventLoop.destroyUnowned(r.event().id());
+            refuse(r.event(), r.events());
         } else if (item instanceof RdmaConnection c) {
             Cleanup.closeQuietly(c);
         }
+    }
+
+    void refuse(CmEvent request, CmEndpoint events) {
+        loop.unregister(request.id());
+        events.end(() -> new ClosedResourceException(describe() + " is closed"));
+        CmEventLoop.destroyUnowned(request.id());
     }
 
     private String describe() {
@@ -174,7 +178,7 @@ public final class RdmaListener implements AutoCloseable {
     }
 
     /** Wraps a CONNECT_REQUEST's new cm_id, whose events already go to {@code events}; on failure, refuses it. */
-    private RdmaConnection fromRequest(CmEndpoint events, CmEvent request, SharedResources shared) throws RdmaException {
+    RdmaConnection fromRequest(CmEndpoint events, CmEvent request, SharedResources shared) throws RdmaException {
         CmId id = null;
         boolean ok = false;
         try {
@@ -275,6 +279,36 @@ public final class RdmaListener implements AutoCloseable {
                 } else {
                     discard(c); // its QP is on this waiter's shared resources, which the next may not use
                 }
+            }
+        });
+        result.whenComplete((c, e) -> {
+            if (result.isCancelled()) {
+                f.cancel(false);
+            }
+        });
+        return result;
+    }
+
+    /**
+     * The next connect request as it came, before anything is made for it, so that its taker chooses the
+     * resources of its QP then; null when {@code timeout} passes first, exceptionally as {@link #acceptAsync}.
+     * Do not mix with accept on one listener.
+     */
+    public CompletableFuture<ConnectRequest> requestAsync(Duration timeout) {
+        CompletableFuture<ConnectRequest> result = new CompletableFuture<>();
+        CompletableFuture<Object> f = take(System.nanoTime() + timeout.toNanos());
+        f.whenComplete((item, e) -> {
+            if (e != null) {
+                result.completeExceptionally(RdmaException.unwrap(e));
+            } else if (item instanceof RdmaException x) {
+                result.completeExceptionally(x);
+            } else if (item instanceof Request r) {
+                if (!result.complete(new ConnectRequest(this, r.event(), r.events()))) {
+                    offer(item); // cancelled meanwhile: the next waiter gets it
+                }
+            } else {
+                discard(item);
+                result.complete(null);
             }
         });
         result.whenComplete((c, e) -> {

@@ -42,6 +42,8 @@ public final class MessageBenchOptions {
     /** The channel's window; -1 until parsed. */
     public int window = -1;
     public int slot = ChannelOptions.defaults().slotSize();
+    int inline = ChannelOptions.defaults().inlineSize();
+    int cq = ChannelOptions.defaults().cqSize();
     /** Requests in flight per connection (rpc). */
     public int outstanding = 8;
     /** Connections (rpc). */
@@ -86,6 +88,8 @@ public final class MessageBenchOptions {
         if (!tcp) {
             g.value(Getopt.number(3, 4096, v -> o.window = v), rpc ? new String[] {"--window"} : new String[] {"-w", "--window"})
                     .value(Getopt.number(64, 1 << 24, v -> o.slot = v), "--slot")
+                    .value(Getopt.number(0, 4096, v -> o.inline = v), "--inline")
+                    .value(Getopt.number(16, 1 << 22, v -> o.cq = v), "--cq")
                     .flag(() -> o.events = true, "-e", "--events");
         }
         List<String> operands = g.parse(args);
@@ -160,7 +164,8 @@ public final class MessageBenchOptions {
         ChannelOptions d = ChannelOptions.defaults();
         return d.withWindow(window).withSlotSize(slot).withMaxMessageSize(Math.max(largest(), d.maxMessageSize()))
                 .withSendQueueLimit(Math.max(d.sendQueueLimit(), 2 * outstanding))
-                .withBusyPollNanos(events ? d.busyPollNanos() : Long.MAX_VALUE);
+                .withBusyPollNanos(events ? d.busyPollNanos() : Long.MAX_VALUE)
+                .withInlineSize(inline).withCqSize(cq);
     }
 
     public static String usage(String name) {
@@ -171,7 +176,7 @@ public final class MessageBenchOptions {
             case BW -> "";
             case RPC -> " [-c CONNECTIONS] [-w OUTSTANDING]";
         };
-        String channel = tcp ? "" : (kind == Kind.RPC ? " [--window WINDOW]" : " [-w WINDOW]") + " [--slot BYTES] [-e]";
+        String channel = tcp ? "" : (kind == Kind.RPC ? " [--window WINDOW]" : " [-w WINDOW]") + " [--slot BYTES] [--inline BYTES] [--cq ENTRIES] [-e]";
         StringBuilder s = new StringBuilder("usage: rdma-bench " + name + " [-d DEV | --transport T] [-p PORT]"
                 + " [-s SIZE[,SIZE...] | -a] [-n ITERS]" + what + channel + " [--warmup S] [SERVER]\n"
                 + "  --warmup: the client's warm-up, until its JIT is idle, lasts S seconds at most (default 90, 0: none)\n");
