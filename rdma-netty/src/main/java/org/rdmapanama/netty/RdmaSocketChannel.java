@@ -1,0 +1,373 @@
+package org.rdmapanama.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.AbstractChannel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelMetadata;
+import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.ConnectTimeoutException;
+import io.netty.channel.EventLoop;
+import io.netty.channel.IoEventLoop;
+import io.netty.channel.socket.ServerSocketChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.util.concurrent.Future;
+import org.rdmapanama.channel.ChannelRequest;
+import org.rdmapanama.channel.DrivenLoop;
+import org.rdmapanama.channel.Message;
+import org.rdmapanama.channel.MessageChannel;
+import org.rdmapanama.channel.MessageHandler;
+import org.rdmapanama.error.RdmaException;
+
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.channels.AlreadyConnectedException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ConnectionPendingException;
+import java.nio.channels.NotYetConnectedException;
+import java.nio.channels.UnsupportedAddressTypeException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Netty channel over a {@link MessageChannel}: each received message is one
+ * read (a {@link ReceivedBuf} view of it), and writes are copied into
+ * registered buffers, small ones coalesced up to the eager limit. It is a
+ * {@link SocketChannel} because code written for TCP says so
+ * ({@code ChannelInitializer<SocketChannel>}). Every message-channel callback
+ * runs on the Netty event loop the channel is registered with.
+ */
+public final class RdmaSocketChannel extends AbstractChannel implements SocketChannel {
+    private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
+
+    private final RdmaSocketChannelConfig config;
+    private ChannelRequest request; // an accepted child's, answered once it is registered
+    private final Reads reads = new Reads(this);
+    private Writes writes;
+    private RdmaIoHandler.Registration registration;
+    private MessageChannel channel;
+    private volatile boolean open = true;
+    private volatile boolean active;
+    private volatile InetSocketAddress remote;
+    private volatile InetSocketAddress local;
+    private boolean listed; // in the handler's list of channels whose reads wait for channelReadComplete
+    private ChannelPromise connectPromise;
+    private Future<?> connectTimeout;
+    private CompletableFuture<MessageChannel> connecting;
+
+    /** A client channel, for {@code Bootstrap.channel(RdmaSocketChannel.class)}. */
+    public RdmaSocketChannel() {
+        super(null);
+        config = new RdmaSocketChannelConfig(this, -1);
+    }
+
+    RdmaSocketChannel(RdmaServerSocketChannel parent, ChannelRequest request) {
+        super(parent);
+        this.request = request;
+        config = new RdmaSocketChannelConfig(this, -1);
+    }
+
+    @Override public ServerSocketChannel parent() { return (ServerSocketChannel) super.parent(); }
+    @Override public RdmaSocketChannelConfig config() { return config; }
+    @Override public ChannelMetadata metadata() { return METADATA; }
+    @Override public boolean isOpen() { return open; }
+    @Override public boolean isActive() { return active; }
+    @Override public InetSocketAddress localAddress() { return (InetSocketAddress) super.localAddress(); }
+    @Override public InetSocketAddress remoteAddress() { return (InetSocketAddress) super.remoteAddress(); }
+    @Override protected SocketAddress localAddress0() { return local; }
+    @Override protected SocketAddress remoteAddress0() { return remote; }
+
+    // No one-way close yet: the message channel's close is both ways (BYE).
+    @Override public boolean isInputShutdown() { return !active; }
+    @Override public boolean isOutputShutdown() { return !active; }
+    @Override public boolean isShutdown() { return !active; }
+    @Override public ChannelFuture shutdownInput() { return shutdownInput(newPromise()); }
+    @Override public ChannelFuture shutdownOutput() { return shutdownOutput(newPromise()); }
+    @Override public ChannelFuture shutdown() { return shutdown(newPromise()); }
+    @Override public ChannelFuture shutdownInput(ChannelPromise p) { return noHalfClose(p); }
+    @Override public ChannelFuture shutdownOutput(ChannelPromise p) { return noHalfClose(p); }
+    @Override public ChannelFuture shutdown(ChannelPromise p) { return noHalfClose(p); }
+
+    private ChannelFuture noHalfClose(ChannelPromise p) {
+        return p.setFailure(!active && open ? new NotYetConnectedException()
+                : new UnsupportedOperationException("RDMA channels close both ways only"));
+    }
+
+    @Override
+    protected AbstractUnsafe newUnsafe() {
+        return new RdmaUnsafe();
+    }
+
+    @Override
+    protected boolean isCompatible(EventLoop loop) {
+        return loop instanceof IoEventLoop l && l.isCompatible(RdmaUnsafe.class);
+    }
+
+    @Override
+    protected void doRegister(ChannelPromise promise) {
+        ((IoEventLoop) eventLoop()).register((RdmaUnsafe) unsafe()).addListener(f -> {
+            if (!f.isSuccess()) {
+                promise.setFailure(f.cause());
+                return;
+            }
+            registration = (RdmaIoHandler.Registration) f.getNow();
+            if (config.getMaxHeldViews() < 0) {
+                config.setMaxHeldViews(registration.handler().transport().options().window() / 2);
+            }
+            promise.setSuccess();
+            if (request != null) {
+                accept();
+            }
+        });
+    }
+
+    /** An accepted child, now on its loop: the peer's request is answered there. */
+    private void accept() {
+        ChannelRequest r = request;
+        request = null;
+        DrivenLoop loop;
+        try {
+            loop = registration.handler().loop();
+        } catch (RdmaException | RuntimeException e) {
+            r.reject();
+            failAndClose(e);
+            return;
+        }
+        r.accept(loop, (RdmaUnsafe) unsafe()).whenComplete((mc, e) -> {
+            if (e != null) {
+                eventLoop().execute(() -> failAndClose(unwrap(e)));
+            }
+        });
+    }
+
+    private void failAndClose(Throwable cause) {
+        if (open) {
+            pipeline().fireExceptionCaught(cause);
+            unsafe().close(voidPromise());
+        }
+    }
+
+    @Override
+    protected void doDeregister() {
+        RdmaIoHandler.Registration r = registration;
+        if (r != null) {
+            registration = null;
+            r.cancel();
+        }
+    }
+
+    @Override
+    protected void doBind(SocketAddress localAddress) {
+        throw new UnsupportedOperationException("an RDMA client channel's address is its device's: connect without bind");
+    }
+
+    @Override
+    protected void doDisconnect() {
+        doClose();
+    }
+
+    @Override
+    protected void doClose() {
+        open = false;
+        active = false;
+        ChannelPromise p = connectPromise;
+        if (p != null) {
+            connectPromise = null;
+            p.tryFailure(new ClosedChannelException());
+        }
+        cancelConnectTimeout();
+        if (connecting != null && !connecting.isDone()) {
+            connecting.cancel(false); // a channel that opens anyway is aborted in onOpen
+        }
+        MessageChannel mc = channel;
+        if (mc != null) {
+            if (config.getSoLinger() == 0) {
+                mc.abort(new ClosedChannelException());
+            } else {
+                mc.close();
+            }
+        }
+        if (request != null) {
+            request.reject();
+            request = null;
+        }
+        reads.releaseAll();
+    }
+
+    private void cancelConnectTimeout() {
+        if (connectTimeout != null) {
+            connectTimeout.cancel(false);
+            connectTimeout = null;
+        }
+    }
+
+    @Override
+    protected void doBeginRead() {
+        reads.begin();
+    }
+
+    void clearReadPending() {
+        if (eventLoop().inEventLoop()) {
+            reads.clearPending();
+        } else {
+            eventLoop().execute(reads::clearPending);
+        }
+    }
+
+    @Override
+    protected Object filterOutboundMessage(Object msg) {
+        if (msg instanceof ByteBuf) {
+            return msg;
+        }
+        throw new UnsupportedOperationException("RDMA channels write ByteBufs, not " + msg.getClass().getName());
+    }
+
+    @Override
+    protected void doWrite(ChannelOutboundBuffer in) throws Exception {
+        if (writes == null) {
+            var o = registration.handler().transport().options();
+            writes = new Writes(o.eagerLimit(), o.maxMessageSize());
+        }
+        writes.write(channel, in);
+    }
+
+    static Throwable unwrap(Throwable e) {
+        return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    }
+
+    /** Netty's channel events from the message channel, and its IoHandle; everything here on the event loop. */
+    final class RdmaUnsafe extends AbstractUnsafe implements RdmaIoHandle, MessageHandler {
+        @Override
+        public void connect(SocketAddress remoteAddress, SocketAddress localAddress, ChannelPromise promise) {
+            if (!promise.setUncancellable() || !ensureOpen(promise)) {
+                return;
+            }
+            if (connectPromise != null) {
+                promise.setFailure(new ConnectionPendingException());
+                return;
+            }
+            if (channel != null) {
+                promise.setFailure(new AlreadyConnectedException());
+                return;
+            }
+            if (!(remoteAddress instanceof InetSocketAddress to) || to.isUnresolved()) {
+                promise.setFailure(new UnsupportedAddressTypeException());
+                return;
+            }
+            DrivenLoop loop;
+            try {
+                loop = registration.handler().loop();
+            } catch (RdmaException | RuntimeException e) {
+                promise.setFailure(e);
+                return;
+            }
+            connectPromise = promise;
+            remote = to;
+            connecting = registration.handler().transport().group().connect(to, this, loop);
+            connecting.whenComplete((mc, e) -> {
+                if (e != null) {
+                    eventLoop().execute(() -> connectFailed(unwrap(e)));
+                }
+            });
+            int ms = config.getConnectTimeoutMillis();
+            if (ms > 0 && connectPromise != null) {
+                connectTimeout = eventLoop().schedule(() -> connectFailed(
+                        new ConnectTimeoutException("connection timed out after " + ms + " ms: " + to)),
+                        ms, TimeUnit.MILLISECONDS);
+            }
+        }
+
+        private void connectFailed(Throwable e) {
+            ChannelPromise p = connectPromise;
+            if (p == null) {
+                return; // done already: opened, timed out or closed
+            }
+            connectPromise = null;
+            cancelConnectTimeout();
+            Throwable cause = e;
+            if (!(e instanceof ConnectException)) {
+                // Refused, unreachable, no route, or the runtime's own set-up timeout: what TCP's connect says.
+                cause = new ConnectException(e.getMessage());
+                cause.initCause(e);
+            }
+            p.tryFailure(annotateConnectException(cause, remote));
+            close(voidPromise());
+        }
+
+        @Override
+        protected void flush0() {
+            if (connectPromise == null) { // writes before the connect completes wait for it
+                super.flush0();
+            }
+        }
+
+        @Override
+        public void onOpen(MessageChannel mc) {
+            if (!open) {
+                mc.abort(new ClosedChannelException()); // closed, or timed out, while connecting
+                return;
+            }
+            channel = mc;
+            local = new InetSocketAddress(registration.handler().transport().address(), 0);
+            active = true;
+            ChannelPromise p = connectPromise;
+            if (p == null) {
+                pipeline().fireChannelActive(); // an accepted child
+                return;
+            }
+            connectPromise = null;
+            cancelConnectTimeout();
+            boolean promised = p.trySuccess();
+            pipeline().fireChannelActive();
+            if (!promised) {
+                close(voidPromise());
+                return;
+            }
+            flush0(); // what was written while connecting
+        }
+
+        @Override
+        public void onMessage(MessageChannel mc, Message message) {
+            if (!open) {
+                message.release();
+                return;
+            }
+            reads.add(message);
+            if (!listed) {
+                listed = true;
+                registration.handler().readsFired(this);
+            }
+        }
+
+        @Override
+        public void readsDone() {
+            listed = false;
+            reads.drain();
+        }
+
+        @Override
+        public void onWritabilityChanged(MessageChannel mc) {
+            if (mc.isWritable()) {
+                flush0();
+            }
+        }
+
+        @Override
+        public void onClose(MessageChannel mc, Throwable cause) {
+            if (mc != channel || !open) {
+                return; // an attempt that never opened, or our own close
+            }
+            if (cause != null) {
+                pipeline().fireExceptionCaught(cause);
+            }
+            close(voidPromise());
+        }
+
+        @Override
+        public void close() {
+            close(voidPromise());
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package org.rdmapanama.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.RecvByteBufAllocator;
+import org.rdmapanama.channel.Message;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A channel's read side: received messages wait here until Netty asks to
+ * read, then go out one read each. The queue needs no bound of its own:
+ * credits cap it at the window, so a reader that does not read stops its
+ * sender, as TCP's window would. Event loop only.
+ */
+final class Reads {
+    private final RdmaSocketChannel ch;
+    private final ArrayDeque<Message> inbound = new ArrayDeque<>();
+    private final AtomicInteger heldViews = new AtomicInteger(); // released on any thread
+    private boolean pending;
+    private boolean scheduled;
+
+    Reads(RdmaSocketChannel ch) {
+        this.ch = ch;
+    }
+
+    void add(Message m) {
+        inbound.add(m);
+    }
+
+    void begin() {
+        pending = true;
+        if (!inbound.isEmpty() && !scheduled) {
+            // Not inline: a read() from channelReadComplete would recurse into the next batch.
+            scheduled = true;
+            ch.eventLoop().execute(() -> {
+                scheduled = false;
+                drain();
+            });
+        }
+    }
+
+    void clearPending() {
+        pending = false;
+    }
+
+    /** Fires queued messages as reads while Netty's read handle asks for more, then channelReadComplete. */
+    void drain() {
+        if (!pending || inbound.isEmpty() || !ch.isOpen()) {
+            return;
+        }
+        RecvByteBufAllocator.Handle h = ch.unsafe().recvBufAllocHandle();
+        h.reset(ch.config());
+        ChannelPipeline p = ch.pipeline();
+        do {
+            Message m = inbound.poll();
+            if (m == null) {
+                break;
+            }
+            pending = false;
+            int len = m.length();
+            h.attemptedBytesRead(len); // a whole message was read: there may be more
+            h.lastBytesRead(len);
+            h.incMessagesRead(1);
+            p.fireChannelRead(view(m));
+        } while (ch.isOpen() && h.continueReading());
+        h.readComplete();
+        p.fireChannelReadComplete();
+    }
+
+    /** A view of the message, or past MAX_HELD_VIEWS a copy: an application holding reads must not hold every credit. */
+    private ByteBuf view(Message m) {
+        int len = m.length();
+        if (heldViews.get() >= ch.config().getMaxHeldViews()) {
+            ByteBuf copy = ch.config().getAllocator().directBuffer(len);
+            try {
+                copy.writeBytes(m.segment().asSlice(0, len).asByteBuffer());
+            } finally {
+                m.release();
+            }
+            return copy;
+        }
+        heldViews.incrementAndGet();
+        return new ReceivedBuf(ch.config().getAllocator(), m, heldViews);
+    }
+
+    /** At close: what was not read goes back. */
+    void releaseAll() {
+        Message m;
+        while ((m = inbound.poll()) != null) {
+            m.release();
+        }
+    }
+}

@@ -1,0 +1,106 @@
+package org.rdmapanama.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelOutboundBuffer;
+import org.rdmapanama.channel.MessageBuffer;
+import org.rdmapanama.channel.MessageChannel;
+import org.rdmapanama.error.ClosedResourceException;
+import org.rdmapanama.error.RdmaException;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.ClosedChannelException;
+import java.util.ArrayDeque;
+
+/**
+ * A channel's write path: Netty's flushed buffers copied into registered
+ * buffers and sent, while the message channel is writable. Consecutive small
+ * buffers share one eager message (one credit for a flush of HTTP/2 frames,
+ * not one per frame); a large one goes alone, cut at the largest message.
+ */
+final class Writes implements ChannelOutboundBuffer.MessageProcessor {
+    private final ArrayDeque<ByteBuf> batch = new ArrayDeque<>();
+    private final int eagerLimit;
+    private final int maxMessage;
+    private int total;
+
+    Writes(int eagerLimit, int maxMessage) {
+        this.eagerLimit = eagerLimit;
+        this.maxMessage = maxMessage;
+    }
+
+    /** Sends until the buffer is empty or the channel not writable (its onWritabilityChanged flushes again). */
+    void write(MessageChannel mc, ChannelOutboundBuffer in) throws Exception {
+        try {
+            while (in.current() != null && mc.isWritable()) {
+                ByteBuf buf = (ByteBuf) in.current();
+                int len = buf.readableBytes();
+                if (len == 0) {
+                    in.remove();
+                } else if (len >= eagerLimit) {
+                    int n = Math.min(len, maxMessage);
+                    MessageBuffer mb = mc.allocate(n);
+                    try {
+                        buf.getBytes(buf.readerIndex(), mb.segment().asSlice(0, n).asByteBuffer());
+                    } catch (RuntimeException e) {
+                        mb.release();
+                        throw e;
+                    }
+                    send(mc, mb, n);
+                    in.removeBytes(n);
+                } else {
+                    batch.clear();
+                    total = 0;
+                    in.forEachFlushedMessage(this);
+                    int count = batch.size();
+                    send(mc, copyBatch(mc), total);
+                    for (int i = 0; i < count; i++) {
+                        in.remove();
+                    }
+                }
+            }
+        } catch (ClosedResourceException e) {
+            // Closed under the write (the peer's close not handled yet): an IOException, so that Netty closes too.
+            ClosedChannelException c = new ClosedChannelException();
+            c.initCause(e);
+            throw c;
+        }
+    }
+
+    @Override
+    public boolean processMessage(Object msg) {
+        if (!(msg instanceof ByteBuf b) || total + b.readableBytes() > eagerLimit) {
+            return false;
+        }
+        total += b.readableBytes();
+        batch.add(b);
+        return true;
+    }
+
+    private MessageBuffer copyBatch(MessageChannel mc) throws RdmaException {
+        MessageBuffer mb = mc.allocate(total);
+        try {
+            MemorySegment seg = mb.segment();
+            long off = 0;
+            for (ByteBuf b : batch) {
+                int l = b.readableBytes();
+                b.getBytes(b.readerIndex(), seg.asSlice(off, l).asByteBuffer());
+                off += l;
+            }
+        } catch (RuntimeException e) {
+            mb.release();
+            throw e;
+        } finally {
+            batch.clear();
+        }
+        return mb;
+    }
+
+    private static void send(MessageChannel mc, MessageBuffer mb, int n) {
+        try {
+            mc.send(mb, n);
+        } catch (RuntimeException e) {
+            mb.release(); // refused before it became the channel's
+            throw e;
+        }
+    }
+}
