@@ -228,17 +228,16 @@ public final class RdmaIoHandler implements IoHandler {
         loop = null;
     }
 
-    /** A channel's registration; {@link #attachment()} is the handler, whose loop the channel asks for when it needs it. */
-    final class Registration implements IoRegistration {
+    /**
+     * A channel's registration. Netty hands the channel a wrapper of it, so the channel finds the handler
+     * (whose loop it asks for when it needs one) as {@link #attachment()}.
+     */
+    private final class Registration implements IoRegistration {
         private final RdmaIoHandle handle;
         private final AtomicBoolean cancelled = new AtomicBoolean();
 
         Registration(RdmaIoHandle handle) {
             this.handle = handle;
-        }
-
-        RdmaIoHandler handler() {
-            return RdmaIoHandler.this;
         }
 
         @SuppressWarnings("unchecked")

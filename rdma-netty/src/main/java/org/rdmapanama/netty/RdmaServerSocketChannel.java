@@ -5,6 +5,7 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoEventLoop;
+import io.netty.channel.IoRegistration;
 import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.socket.ServerSocketChannel;
 import org.rdmapanama.channel.ChannelRequest;
@@ -24,7 +25,8 @@ import java.util.ArrayDeque;
 public final class RdmaServerSocketChannel extends AbstractServerChannel implements ServerSocketChannel {
     private final RdmaServerSocketChannelConfig config = new RdmaServerSocketChannelConfig(this);
     private final ArrayDeque<ChannelRequest> requests = new ArrayDeque<>();
-    private RdmaIoHandler.Registration registration;
+    private IoRegistration registration;
+    private RdmaIoHandler handler; // the registration's attachment
     private volatile ChannelServer server;
     private volatile boolean open = true;
     private boolean readPending;
@@ -53,7 +55,8 @@ public final class RdmaServerSocketChannel extends AbstractServerChannel impleme
     protected void doRegister(ChannelPromise promise) {
         ((IoEventLoop) eventLoop()).register((ServerUnsafe) unsafe()).addListener(f -> {
             if (f.isSuccess()) {
-                registration = (RdmaIoHandler.Registration) f.getNow();
+                registration = (IoRegistration) f.getNow();
+                handler = registration.attachment();
                 promise.setSuccess();
             } else {
                 promise.setFailure(f.cause());
@@ -63,7 +66,7 @@ public final class RdmaServerSocketChannel extends AbstractServerChannel impleme
 
     @Override
     protected void doDeregister() {
-        RdmaIoHandler.Registration r = registration;
+        IoRegistration r = registration;
         if (r != null) {
             registration = null;
             r.cancel();
@@ -75,7 +78,7 @@ public final class RdmaServerSocketChannel extends AbstractServerChannel impleme
         if (!(localAddress instanceof InetSocketAddress at)) {
             throw new java.nio.channels.UnsupportedAddressTypeException();
         }
-        RdmaTransport t = registration.handler().transport();
+        RdmaTransport t = handler.transport();
         if (at.getAddress() == null || at.getAddress().isAnyLocalAddress()) {
             at = new InetSocketAddress(t.address(), at.getPort());
         }

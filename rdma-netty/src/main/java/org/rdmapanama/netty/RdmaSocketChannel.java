@@ -9,6 +9,7 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoEventLoop;
+import io.netty.channel.IoRegistration;
 import io.netty.channel.socket.ServerSocketChannel;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.util.concurrent.Future;
@@ -46,7 +47,8 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
     private ChannelRequest request; // an accepted child's, answered once it is registered
     private final Reads reads = new Reads(this);
     private Writes writes;
-    private RdmaIoHandler.Registration registration;
+    private IoRegistration registration;
+    private RdmaIoHandler handler; // the registration's attachment
     private MessageChannel channel;
     private volatile boolean open = true;
     private volatile boolean active;
@@ -112,9 +114,10 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
                 promise.setFailure(f.cause());
                 return;
             }
-            registration = (RdmaIoHandler.Registration) f.getNow();
+            registration = (IoRegistration) f.getNow();
+            handler = registration.attachment();
             if (config.getMaxHeldViews() < 0) {
-                config.setMaxHeldViews(registration.handler().transport().options().window() / 2);
+                config.setMaxHeldViews(handler.transport().options().window() / 2);
             }
             promise.setSuccess();
             if (request != null) {
@@ -129,7 +132,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
         request = null;
         DrivenLoop loop;
         try {
-            loop = registration.handler().loop();
+            loop = handler.loop();
         } catch (RdmaException | RuntimeException e) {
             r.reject();
             failAndClose(e);
@@ -151,7 +154,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
 
     @Override
     protected void doDeregister() {
-        RdmaIoHandler.Registration r = registration;
+        IoRegistration r = registration;
         if (r != null) {
             registration = null;
             r.cancel();
@@ -227,7 +230,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
     @Override
     protected void doWrite(ChannelOutboundBuffer in) throws Exception {
         if (writes == null) {
-            var o = registration.handler().transport().options();
+            var o = handler.transport().options();
             writes = new Writes(o.eagerLimit(), o.maxMessageSize());
         }
         writes.write(channel, in);
@@ -258,14 +261,14 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
             }
             DrivenLoop loop;
             try {
-                loop = registration.handler().loop();
+                loop = handler.loop();
             } catch (RdmaException | RuntimeException e) {
                 promise.setFailure(e);
                 return;
             }
             connectPromise = promise;
             remote = to;
-            connecting = registration.handler().transport().group().connect(to, this, loop);
+            connecting = handler.transport().group().connect(to, this, loop);
             connecting.whenComplete((mc, e) -> {
                 if (e != null) {
                     eventLoop().execute(() -> connectFailed(unwrap(e)));
@@ -310,7 +313,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
                 return;
             }
             channel = mc;
-            local = new InetSocketAddress(registration.handler().transport().address(), 0);
+            local = new InetSocketAddress(handler.transport().address(), 0);
             active = true;
             ChannelPromise p = connectPromise;
             if (p == null) {
@@ -337,7 +340,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
             reads.add(message);
             if (!listed) {
                 listed = true;
-                registration.handler().readsFired(this);
+                handler.readsFired(this);
             }
         }
 

@@ -11,6 +11,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.ServerChannel;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.SocketChannel;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -28,8 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The guide's Netty echo service over plain TCP on 127.0.0.1: a server that
  * writes back what it reads, and a client that sends 16 B to 64 KiB and
- * checks every reply. The RDMA transport will run this same code with its own
- * IoHandler factory and channel classes.
+ * checks every reply. EchoExampleDeviceTest runs this same code over RDMA with
+ * its own IoHandler factory and channel classes.
  */
 class EchoExampleTest {
     private static final int[] SIZES = {16, 256, 4096, 8176, 8192, 65536};
@@ -88,20 +89,29 @@ class EchoExampleTest {
     @EnumSource(TcpTransport.class)
     void echoesEverySize(TcpTransport transport) throws Exception {
         transport.assumeAvailable();
-        EventLoopGroup boss = transport.newGroup(1);
-        EventLoopGroup workers = transport.newGroup(2);
+        echoEverySize(transport.newGroup(1), transport.newGroup(2), transport.serverChannelType,
+                transport.channelType, new InetSocketAddress("127.0.0.1", 0), transport.name());
+    }
+
+    /**
+     * The example itself, on whichever transport the groups and channel types are of; shuts the groups down.
+     * {@code at} is where the server binds; the client connects to the server's local address.
+     */
+    static void echoEverySize(EventLoopGroup boss, EventLoopGroup workers, Class<? extends ServerChannel> serverType,
+                              Class<? extends SocketChannel> channelType, InetSocketAddress at, String transport)
+            throws Exception {
         try {
             Channel server = new ServerBootstrap()
                     .group(boss, workers)
-                    .channel(transport.serverChannelType)
+                    .channel(serverType)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new EchoServerHandler())
-                    .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+                    .bind(at).sync().channel();
 
             EchoClientHandler replies = new EchoClientHandler();
             Channel client = new Bootstrap()
                     .group(workers)
-                    .channel(transport.channelType)
+                    .channel(channelType)
                     .option(ChannelOption.TCP_NODELAY, true)
                     .handler(new ChannelInitializer<SocketChannel>() {
                         @Override

@@ -1,0 +1,79 @@
+package org.rdmapanama.netty;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import org.junit.jupiter.api.Tag;
+import org.rdmapanama.channel.ChannelOptions;
+import org.rdmapanama.device.Transport;
+
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.nio.channels.ClosedChannelException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What Netty code expects of a socket channel's ends: errors as TCP reports them, and the peer's close seen. */
+@Tag("device")
+class RdmaSocketChannelDeviceTest {
+    private static final int SECONDS = 30;
+
+    @OnEveryLabTransport
+    void aWriteAfterCloseFailsAndThePeerSeesTheClose(Transport t) throws Exception {
+        try (RdmaTransport rdma = LabDevices.open(t, ChannelOptions.defaults())) {
+            EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, rdma.ioHandlerFactory());
+            try {
+                CompletableFuture<Void> peerInactive = new CompletableFuture<>();
+                Channel server = new ServerBootstrap().group(loops).channel(RdmaServerSocketChannel.class)
+                        .childHandler(new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelInactive(ChannelHandlerContext ctx) {
+                                peerInactive.complete(null);
+                            }
+                        })
+                        .bind(new InetSocketAddress(rdma.address(), LabDevices.nextPort())).sync().channel();
+                Channel client = new Bootstrap().group(loops).channel(RdmaSocketChannel.class)
+                        .handler(new ChannelInboundHandlerAdapter())
+                        .connect(server.localAddress()).sync().channel();
+                assertTrue(client.isActive());
+                assertTrue(client.writeAndFlush(Unpooled.wrappedBuffer(new byte[100])).await(SECONDS, TimeUnit.SECONDS));
+                client.close().sync();
+                assertFalse(client.isActive());
+                ChannelFuture late = client.writeAndFlush(Unpooled.wrappedBuffer(new byte[100]));
+                assertTrue(late.await(SECONDS, TimeUnit.SECONDS));
+                assertInstanceOf(ClosedChannelException.class, late.cause(), "a write after close");
+                peerInactive.get(SECONDS, TimeUnit.SECONDS);
+                server.close().sync();
+            } finally {
+                assertTrue(loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).await(SECONDS, TimeUnit.SECONDS));
+            }
+        }
+    }
+
+    @OnEveryLabTransport
+    void aConnectToAPortNobodyListensOnIsRefused(Transport t) throws Exception {
+        try (RdmaTransport rdma = LabDevices.open(t, ChannelOptions.defaults())) {
+            EventLoopGroup loops = new MultiThreadIoEventLoopGroup(1, rdma.ioHandlerFactory());
+            try {
+                ChannelFuture f = new Bootstrap().group(loops).channel(RdmaSocketChannel.class)
+                        .handler(new ChannelInboundHandlerAdapter())
+                        .connect(new InetSocketAddress(rdma.address(), LabDevices.nextPort()));
+                assertTrue(f.await(SECONDS, TimeUnit.SECONDS), "the connect ends, it does not hang");
+                assertInstanceOf(ConnectException.class, f.cause(), "refused as TCP says it");
+                assertTrue(f.channel().closeFuture().await(SECONDS, TimeUnit.SECONDS), "the channel is closed");
+            } finally {
+                assertTrue(loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).await(SECONDS, TimeUnit.SECONDS));
+            }
+        }
+    }
+}
