@@ -44,6 +44,8 @@ final class ChannelLoop implements AutoCloseable {
     private volatile boolean closed;
 
     final ChannelTable table;
+    /** Connections being made with a QP on this loop's CQ, not channels yet. */
+    private final java.util.concurrent.atomic.AtomicInteger settingUp = new java.util.concurrent.atomic.AtomicInteger();
 
     private MessageChannel dirtyHead; // loop thread only
     private final Deadlines deadlines = new Deadlines(); // loop thread only
@@ -237,9 +239,19 @@ final class ChannelLoop implements AutoCloseable {
         return stopping;
     }
 
-    /** The loop's channels, open or closing. */
+    /** The loop's channels, open or closing, and those being set up. */
     int channels() {
-        return table.count();
+        return table.count() + settingUp.get();
+    }
+
+    /** A connection with its QP on this loop's CQ is being made: the loop does not close under it. */
+    void setupBegins() {
+        settingUp.incrementAndGet();
+    }
+
+    /** ... and is now a channel of the loop, or closed. */
+    void setupEnds() {
+        settingUp.decrementAndGet();
     }
 
     /** Abortively closes every channel of the loop (on the loop thread): they finish as their flushes come in. */
