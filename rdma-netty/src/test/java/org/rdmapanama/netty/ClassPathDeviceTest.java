@@ -17,7 +17,6 @@ import org.rdmapanama.testkit.OnEveryLabTransport;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -63,22 +62,27 @@ class ClassPathDeviceTest {
     }
 
     /**
-     * The kernel frees a process's objects some time after it ends (rxe's QP
-     * cleanup lags): the module-path JVM's, just before this one in scripts/test.
-     * The idle lab has none, so wait for none; elsewhere what is left after 10 s
-     * is the baseline.
+     * The counts once two readings a second apart agree (at most 10 s): the kernel
+     * frees a process's objects some time after it ends (rxe's QP cleanup lags),
+     * and in scripts/test the module-path JVM ends just before this one. The idle
+     * lab is not at zero: the kernel holds a PD, CQ and QP of its own.
      */
-    static Map<String, Integer> baseline() throws Exception {
-        Map<String, Integer> none = new TreeMap<>();
-        for (String kind : LeakCheck.KINDS) {
-            none.put(kind, 0);
+    static Map<String, Integer> settledCounts() throws Exception {
+        Map<String, Integer> last = LeakCheck.counts();
+        for (int i = 0; i < 10; i++) {
+            Thread.sleep(1000);
+            Map<String, Integer> now = LeakCheck.counts();
+            if (now.equals(last)) {
+                break;
+            }
+            last = now;
         }
-        return LeakCheck.awaitCounts(none);
+        return last;
     }
 
     @OnEveryLabTransport
     void echoesAcrossTheEagerLimitThenFreesEverything(Transport t) throws Exception {
-        Map<String, Integer> before = baseline();
+        Map<String, Integer> before = settledCounts();
         ChannelOptions o = ChannelOptions.defaults();
         int port = LabPorts.next();
         try (ChannelGroup server = ChannelGroup.open(LabDevices.config(t), o);
