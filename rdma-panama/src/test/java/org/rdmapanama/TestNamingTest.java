@@ -16,14 +16,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * A test's kind shows in its name: the device tests (tagged {@code device},
  * run in the lab) end in {@code DeviceTest}, or {@code InteropTest} when they
- * run against a native tool, and no host test does.
+ * run against a native tool, and no host test does. scripts/test picks
+ * rdma-netty's device tests by this name.
  */
 class TestNamingTest {
     @Test
     void deviceTestsAndOnlyTheyAreNamedSo() throws IOException {
         List<String> wrong = new ArrayList<>();
         int device = 0;
-        for (String module : List.of("rdma-panama", "rdma-bench")) {
+        for (String module : List.of("rdma-panama", "rdma-bench", "rdma-netty")) {
             try (Stream<Path> files = Files.walk(LayeringTest.root().resolve(module + "/src/test/java"))) {
                 for (Path p : files.filter(f -> f.toString().endsWith("Test.java")).toList()) {
                     String name = p.getFileName().toString().replace(".java", "");

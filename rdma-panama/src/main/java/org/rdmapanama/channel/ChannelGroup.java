@@ -173,45 +173,34 @@ public final class ChannelGroup implements AutoCloseable {
      * dependent stage must not block), or with why it could not be.
      */
     public CompletableFuture<MessageChannel> connect(InetSocketAddress remote, MessageHandler handler) {
-        return connect(remote, handler, nextLoop());
+        return connect(remote, handler, nextLoop(), SETUP_TIMEOUT);
     }
 
     /** {@link #connect(InetSocketAddress, MessageHandler)} with the channel on {@code loop}. */
     public CompletableFuture<MessageChannel> connect(InetSocketAddress remote, MessageHandler handler,
                                                      DrivenLoop loop) {
-        return connect(remote, handler, loop.loop);
+        return connect(remote, handler, loop.loop, SETUP_TIMEOUT);
+    }
+
+    /**
+     * {@link #connect(InetSocketAddress, MessageHandler)} with the channel on {@code loop}, given up after
+     * {@code timeout} for each of the route's resolution and the connection's set-up. Cancelling the future
+     * abandons the attempt (a channel already made is aborted).
+     */
+    public CompletableFuture<MessageChannel> connect(InetSocketAddress remote, MessageHandler handler,
+                                                     DrivenLoop loop, Duration timeout) {
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("the connect timeout must be positive, got " + timeout);
+        }
+        return connect(remote, handler, loop.loop, timeout);
     }
 
     private CompletableFuture<MessageChannel> connect(InetSocketAddress remote, MessageHandler handler,
-                                                      ChannelLoop loop) {
+                                                      ChannelLoop loop, Duration timeout) {
         if (closed) {
             return CompletableFuture.failedFuture(new ClosedResourceException(name + " is closed"));
         }
-        CompletableFuture<MessageChannel> result = new CompletableFuture<>();
-        RdmaConnection.resolveAsync(remote, new InetSocketAddress(address, 0), connectionOptions, SETUP_TIMEOUT,
-                cmLoop, loop.shared).whenComplete((conn, e) -> {
-            if (e != null) {
-                result.completeExceptionally(RdmaException.unwrap(e));
-                return;
-            }
-            MessageChannel ch;
-            try {
-                ch = newChannel(loop, conn, handler, "channel to " + remote);
-            } catch (RdmaException | RuntimeException x) {
-                Closer.quietly(conn);
-                result.completeExceptionally(x);
-                return;
-            }
-            conn.connectAsync(privateData(), SETUP_TIMEOUT).whenComplete((c, x) -> {
-                if (x != null) {
-                    ch.abort(RdmaException.unwrap(x));
-                    result.completeExceptionally(RdmaException.unwrap(x));
-                    return;
-                }
-                open(ch, conn, result);
-            });
-        });
-        return result;
+        return new Connect(this, remote, handler, loop).start(connectionOptions, timeout, cmLoop);
     }
 
     /** Listens on {@code port} of {@link #address()}; every channel a peer opens is handled by {@code handler}. */
@@ -293,7 +282,9 @@ public final class ChannelGroup implements AutoCloseable {
         ch.loop.execute(() -> {
             ch.activate(peer);
             if (ch.isOpen()) {
-                result.complete(ch);
+                if (!result.complete(ch)) {
+                    ch.abort(new java.util.concurrent.CancellationException(ch + ": its connect was cancelled"));
+                }
             } else {
                 ch.closeFuture().whenComplete((v, e) -> result.completeExceptionally(e != null ? e
                         : new ClosedResourceException(ch + " closed while opening")));

@@ -44,6 +44,9 @@ final class ChannelLoop implements AutoCloseable {
     private volatile boolean closed;
 
     final ChannelTable table;
+    private final Keepalive keepalive; // null: off
+    /** Connections being made with a QP on this loop's CQ, not channels yet. */
+    private final java.util.concurrent.atomic.AtomicInteger settingUp = new java.util.concurrent.atomic.AtomicInteger();
 
     private MessageChannel dirtyHead; // loop thread only
     private final Deadlines deadlines = new Deadlines(); // loop thread only
@@ -57,6 +60,7 @@ final class ChannelLoop implements AutoCloseable {
                 boolean ownThread) throws RdmaException {
         this.name = name;
         this.table = new ChannelTable(name, options.cqSize());
+        this.keepalive = options.keepaliveNanos() > 0 ? new Keepalive(options.keepaliveNanos(), table) : null;
         CompletionChannel ch = null;
         CompletionQueue q = null;
         Wakeup w = null;
@@ -188,6 +192,9 @@ final class ChannelLoop implements AutoCloseable {
             if (!deadlines.isEmpty()) {
                 deadlines.check();
             }
+            if (keepalive != null && keepalive.pass()) {
+                flushDirty();
+            }
             return work;
         } catch (RdmaException e) {
             loopFailed(e);
@@ -220,11 +227,18 @@ final class ChannelLoop implements AutoCloseable {
             long d = deadlines.nanosToNearest();
             t = t < 0 ? d : Math.min(t, d);
         }
+        if (keepalive != null) {
+            long k = keepalive.nanosToNext();
+            t = t < 0 ? k : Math.min(t, k);
+        }
         sleeps++;
         try {
             waiter.await(t);
         } finally {
             sleeping = false;
+        }
+        if (keepalive != null && keepalive.tick(System.nanoTime())) {
+            flushDirty();
         }
     }
 
@@ -237,9 +251,19 @@ final class ChannelLoop implements AutoCloseable {
         return stopping;
     }
 
-    /** The loop's channels, open or closing. */
+    /** The loop's channels, open or closing, and those being set up. */
     int channels() {
-        return table.count();
+        return table.count() + settingUp.get();
+    }
+
+    /** A connection with its QP on this loop's CQ is being made: the loop does not close under it. */
+    void setupBegins() {
+        settingUp.incrementAndGet();
+    }
+
+    /** ... and is now a channel of the loop, or closed. */
+    void setupEnds() {
+        settingUp.decrementAndGet();
     }
 
     /** Abortively closes every channel of the loop (on the loop thread): they finish as their flushes come in. */

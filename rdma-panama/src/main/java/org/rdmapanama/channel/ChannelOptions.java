@@ -20,9 +20,12 @@ package org.rdmapanama.channel;
  *                       shared receive queue per loop that its channels' queue pairs share, which bounds the
  *                       loop's channels to {@code sharedReceives / (window + 2)} (every credit stays backed by a
  *                       posted receive). On iWARP (siw) a QP without a receive queue maps one page less.
+ * @param keepaliveNanos 0: off; otherwise a channel that posted nothing for this long sends a CREDIT, so that
+ *                       a peer or link gone silent fails it (the send's retries run out) rather than going unseen
  */
 public record ChannelOptions(int window, int slotSize, int maxMessageSize, int loops, long busyPollNanos,
-                             int sendQueueLimit, int cqSize, int inlineSize, int sharedReceives) {
+                             int sendQueueLimit, int cqSize, int inlineSize, int sharedReceives,
+                             long keepaliveNanos) {
     public ChannelOptions {
         check("window", window, 3, 4096);
         check("slotSize", slotSize, 64, 1 << 24);
@@ -42,6 +45,9 @@ public record ChannelOptions(int window, int slotSize, int maxMessageSize, int l
                     + (window + 2) + " (one channel's receives), got " + sharedReceives);
         }
         check("sharedReceives", sharedReceives, 0, 1 << 24);
+        if (keepaliveNanos != 0 && keepaliveNanos < 1_000_000) {
+            throw new IllegalArgumentException("keepaliveNanos must be 0 (off) or at least 1 ms, got " + keepaliveNanos);
+        }
     }
 
     /** Whether the channels of a loop share one receive queue. */
@@ -57,7 +63,7 @@ public record ChannelOptions(int window, int slotSize, int maxMessageSize, int l
 
     /** 32-message window of 8 KiB slots, 64 MiB messages, one loop polling 50 µs before it sleeps. */
     public static ChannelOptions defaults() {
-        return new ChannelOptions(32, 8192, 64 << 20, 1, 50_000, 1024, 16384, 64, 0);
+        return new ChannelOptions(32, 8192, 64 << 20, 1, 50_000, 1024, 16384, 64, 0, 0);
     }
 
     /** The largest message that goes eagerly. */
@@ -66,40 +72,46 @@ public record ChannelOptions(int window, int slotSize, int maxMessageSize, int l
     }
 
     public ChannelOptions withWindow(int v) {
-        return new ChannelOptions(v, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize, sharedReceives);
+        return new ChannelOptions(v, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize, sharedReceives, keepaliveNanos);
     }
 
     public ChannelOptions withSlotSize(int v) {
-        return new ChannelOptions(window, v, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize, sharedReceives);
+        return new ChannelOptions(window, v, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize, sharedReceives, keepaliveNanos);
     }
 
     public ChannelOptions withMaxMessageSize(int v) {
-        return new ChannelOptions(window, slotSize, v, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize, sharedReceives);
+        return new ChannelOptions(window, slotSize, v, loops, busyPollNanos, sendQueueLimit, cqSize, inlineSize, sharedReceives, keepaliveNanos);
     }
 
     public ChannelOptions withLoops(int v) {
-        return new ChannelOptions(window, slotSize, maxMessageSize, v, busyPollNanos, sendQueueLimit, cqSize, inlineSize, sharedReceives);
+        return new ChannelOptions(window, slotSize, maxMessageSize, v, busyPollNanos, sendQueueLimit, cqSize, inlineSize, sharedReceives, keepaliveNanos);
     }
 
     public ChannelOptions withBusyPollNanos(long v) {
-        return new ChannelOptions(window, slotSize, maxMessageSize, loops, v, sendQueueLimit, cqSize, inlineSize, sharedReceives);
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, v, sendQueueLimit, cqSize, inlineSize, sharedReceives, keepaliveNanos);
     }
 
     public ChannelOptions withSendQueueLimit(int v) {
-        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, v, cqSize, inlineSize, sharedReceives);
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, v, cqSize, inlineSize, sharedReceives, keepaliveNanos);
     }
 
     public ChannelOptions withCqSize(int v) {
-        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, v, inlineSize, sharedReceives);
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, v, inlineSize, sharedReceives, keepaliveNanos);
     }
 
     public ChannelOptions withInlineSize(int v) {
-        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, v, sharedReceives);
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize, v, sharedReceives, keepaliveNanos);
     }
 
     /** One shared receive queue of {@code v} receives per loop (0: none, each QP has its own). */
     public ChannelOptions withSharedReceives(int v) {
         return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize,
-                inlineSize, v);
+                inlineSize, v, keepaliveNanos);
+    }
+
+    /** Keepalive after {@code v} ns without a post (0: none). */
+    public ChannelOptions withKeepaliveNanos(long v) {
+        return new ChannelOptions(window, slotSize, maxMessageSize, loops, busyPollNanos, sendQueueLimit, cqSize,
+                inlineSize, sharedReceives, v);
     }
 }

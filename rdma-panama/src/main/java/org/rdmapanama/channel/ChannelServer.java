@@ -41,10 +41,10 @@ public final class ChannelServer implements AutoCloseable {
     ChannelServer(ChannelGroup group, InetSocketAddress address, MessageHandler handler, ChannelAcceptor acceptor,
                   ConnectionOptions options, CmEventLoop cmLoop) throws RdmaException {
         this.group = group;
-        this.address = address;
         this.handler = handler;
         this.acceptor = acceptor;
         this.listener = RdmaListener.bind(address, 128, options, cmLoop);
+        this.address = listener.address(); // with the port chosen for port 0
         if (acceptor != null) {
             requestNext();
         } else {
@@ -52,6 +52,7 @@ public final class ChannelServer implements AutoCloseable {
         }
     }
 
+    /** Where it listens: the port is the one chosen when port 0 was asked for. */
     public InetSocketAddress address() {
         return address;
     }
@@ -108,13 +109,14 @@ public final class ChannelServer implements AutoCloseable {
     }
 
     CompletableFuture<MessageChannel> accept(ConnectRequest request, ChannelLoop loop, MessageHandler h) {
-        RdmaConnection conn;
+        loop.setupBegins();
         try {
-            conn = request.open(loop.shared);
+            return open(loop, request.open(loop.shared), h);
         } catch (RdmaException | RuntimeException e) {
             return CompletableFuture.failedFuture(e);
+        } finally {
+            loop.setupEnds();
         }
-        return open(loop, conn, h);
     }
 
     private void take(ChannelLoop loop, RdmaConnection conn) {

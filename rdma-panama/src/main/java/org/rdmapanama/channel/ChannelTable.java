@@ -84,6 +84,15 @@ final class ChannelTable {
         }
     }
 
+    /** Ids from 0 up to this one have been used; those above never. */
+    synchronized int idLimit() {
+        return nextId;
+    }
+
+    MessageChannel at(int id) {
+        return table.get(id);
+    }
+
     synchronized int count() {
         return channels;
     }

@@ -29,12 +29,12 @@ final class Closer {
         return first;
     }
 
-    /** For a path that already fails: a failure to close is logged, not thrown. */
+    /** For a path that already fails: a failure to close is logged (what stays open is a leak), not thrown. */
     static void quietly(AutoCloseable c) {
         try {
             c.close();
         } catch (Exception e) {
-            Log.LOG.debug("closing {}: {}", c, e.toString());
+            Log.LOG.warn("closing {}: {}", c, e.toString());
         }
     }
 }

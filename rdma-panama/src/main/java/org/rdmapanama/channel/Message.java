@@ -22,6 +22,7 @@ public final class Message extends LoopTask {
     long remoteAddress; // rendezvous: where the sender's bytes are
     int remoteKey;
     private volatile boolean held;
+    private Object attachment;
 
     Message(MessageChannel channel, int slot, MemorySegment slotPayload) {
         this.channel = channel;
@@ -37,6 +38,18 @@ public final class Message extends LoopTask {
 
     public int length() {
         return length;
+    }
+
+    /**
+     * Keeps {@code value} with this message object, which the channel reuses for every message that lands
+     * in its slot: what a framework wraps around a message is made once per slot, not once per message.
+     */
+    public void attach(Object value) {
+        attachment = value;
+    }
+
+    public Object attachment() {
+        return attachment;
     }
 
     public MessageChannel channel() {

@@ -49,7 +49,7 @@ public final class MessageChannel implements AutoCloseable {
     private final ChannelOptions options;
     private final String name;
     private final int sqDepth;
-    private final SendSide sender;
+    final SendSide sender;
     private final ReceiveSide receiver;
     private final Closing closing;
     private Wire.Peer peer;

@@ -47,6 +47,10 @@ final class SendSide {
 
     // Rendezvous, receiving: the peer's buffers we read, in the send queue (ReceiveSide queues them).
     private int readsInFlight;
+    private long posts; // post lists and reads, for keepalive: unchanged over an interval means idle
+    private long postsAtTick;
+    private boolean keepaliveDue;
+    long keepalivesSent; // for tests
     private final int readDepth;
 
     SendSide(MessageChannel channel, ChannelLoop loop, QueuePair qp, BufferPool pool, ChannelOptions options,
@@ -146,8 +150,12 @@ final class SendSide {
         if (receiver.peerRequested()) {
             flags = Wire.FLAG_ANSWER;
             receiver.answered();
-        } else if (queueHead == null && receiver.returnable() >= Math.max(1, receiver.receives() / 2) && credits >= 2) {
+        } else if (queueHead == null && credits >= 2
+                && (keepaliveDue || receiver.returnable() >= Math.max(1, receiver.receives() / 2))) {
             flags = 0;
+            if (keepaliveDue && receiver.returnable() < Math.max(1, receiver.receives() / 2)) {
+                keepalivesSent++;
+            }
         } else if (queueHead != null && credits < DATA_CREDITS && !requestOutstanding && credits >= 1) {
             flags = Wire.FLAG_REQUEST;
             requestOutstanding = true;
@@ -304,7 +312,23 @@ final class SendSide {
         }
         poster.postSend(sendBatch);
         slots.posted(n);
+        posts++;
+        keepaliveDue = false;
         return n;
+    }
+
+    /**
+     * A keepalive interval passed: a channel that posted nothing in it sends a CREDIT at its next flush (with
+     * a credit to spare and nothing queued), whose send fails, retries spent, if the peer or the link is gone.
+     */
+    void keepaliveTick() {
+        if (posts == postsAtTick && channel.state() == MessageChannel.State.OPEN) {
+            keepaliveDue = true;
+            channel.markDirty();
+            postsAtTick = posts + 1; // its own post is not traffic
+        } else {
+            postsAtTick = posts;
+        }
     }
 
     /** A signaled send or a read completed ({@link SendSlots#complete}). */

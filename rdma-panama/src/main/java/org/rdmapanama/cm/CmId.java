@@ -94,6 +94,11 @@ final class CmId implements AutoCloseable, ResourceLifecycle.Hooks {
         return CmStructs.sockaddr(arena, address);
     }
 
+    /** The local or the peer address (with its port) that rdma_cm holds for this cm_id; null if none yet. */
+    InetSocketAddress address(boolean local) throws RdmaException {
+        return life.withHandle(id -> CmStructs.routeAddress(id, local));
+    }
+
     static byte[] bytes(MemorySegment s) {
         return s.toArray(JAVA_BYTE);
     }

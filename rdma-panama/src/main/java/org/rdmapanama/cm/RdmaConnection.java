@@ -319,6 +319,16 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /** What the peer sent as private data (in its connect request, or its accept). */
+    /** This end's address (the device's, and the port rdma_cm chose); null before it is known. */
+    public InetSocketAddress localAddress() throws RdmaException {
+        return id.address(true);
+    }
+
+    /** The peer's address; null before it is known (an active side knows it once resolved). */
+    public InetSocketAddress peerAddress() throws RdmaException {
+        return id.address(false);
+    }
+
     public byte[] peerPrivateData() {
         return peerPrivateData.clone();
     }

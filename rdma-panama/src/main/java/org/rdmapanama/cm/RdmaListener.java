@@ -31,6 +31,7 @@ public final class RdmaListener implements AutoCloseable {
     private final CmId id;
     private final InetSocketAddress address;
     private final ConnectionOptions options;
+    private volatile InetSocketAddress bound;
     /** Request, RdmaConnection (built for a waiter that gave up) or RdmaException (DEVICE_REMOVAL). */
     private final Mailbox<Object> pending = new Mailbox<>(this::discard);
 
@@ -66,6 +67,7 @@ public final class RdmaListener implements AutoCloseable {
             }
             AcceptWarmup.prepare(id, options); // before listening: no peer waits for it
             id.status(Cm.LISTEN, address.toString(), backlog);
+            l.bound = id.address(true);
             ok = true;
             return l;
         } finally {
@@ -76,8 +78,10 @@ public final class RdmaListener implements AutoCloseable {
         }
     }
 
+    /** The address it listens on, with the port rdma_cm chose when asked for port 0. */
     public InetSocketAddress address() {
-        return address;
+        InetSocketAddress b = bound;
+        return b != null ? b : address;
     }
 
     /**

@@ -2,7 +2,9 @@ package org.rdmapanama.internal;
 
 import org.rdmapanama.ffi.Rdma;
 import org.rdmapanama.ffi.rdma_cm_event;
+import org.rdmapanama.ffi.rdma_addr;
 import org.rdmapanama.ffi.rdma_cm_id;
+import org.rdmapanama.ffi.rdma_route;
 import org.rdmapanama.ffi.rdma_conn_param;
 import org.rdmapanama.ffi.rdma_event_channel;
 import org.rdmapanama.ffi.sockaddr_in6;
@@ -117,5 +119,32 @@ public final class CmStructs {
         sockaddr_in6.sin6_port(sa, port);
         sockaddr_in6.sin6_addr(sa).copyFrom(MemorySegment.ofArray(ip.getAddress()));
         return sa;
+    }
+
+    /**
+     * The local ({@code src_addr}) or peer ({@code dst_addr}) address that rdma_cm keeps in a cm_id's route,
+     * the port included (after a bind to port 0, the one it chose); null when it holds none yet.
+     */
+    public static InetSocketAddress routeAddress(MemorySegment id, boolean local) {
+        MemorySegment addr = rdma_route.addr(rdma_cm_id.route(id));
+        MemorySegment in = local ? rdma_addr.src_sin(addr) : rdma_addr.dst_sin(addr);
+        MemorySegment in6 = local ? rdma_addr.src_sin6(addr) : rdma_addr.dst_sin6(addr);
+        int family = sockaddr_in.sin_family(in) & 0xffff;
+        byte[] ip;
+        short port;
+        if (family == Rdma.AF_INET()) {
+            ip = sockaddr_in.sin_addr(in).toArray(JAVA_BYTE);
+            port = sockaddr_in.sin_port(in);
+        } else if (family == Rdma.AF_INET6()) {
+            ip = sockaddr_in6.sin6_addr(in6).toArray(JAVA_BYTE);
+            port = sockaddr_in6.sin6_port(in6);
+        } else {
+            return null;
+        }
+        try {
+            return new InetSocketAddress(InetAddress.getByAddress(ip), Short.reverseBytes(port) & 0xffff);
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException("an address of " + ip.length + " bytes", e); // 4 or 16: cannot happen
+        }
     }
 }

@@ -8,6 +8,9 @@ import org.rdmapanama.testkit.OnEveryLabTransport;
 import org.junit.jupiter.api.Tag;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -80,17 +83,28 @@ class DrivenLoopDeviceTest {
             try (Driver serverLoop = new Driver(server.newDrivenLoop(), "driven-server");
                  Driver clientLoop = new Driver(client.newDrivenLoop(), "driven-client")) {
                 CompletableFuture<Thread> handlerThread = new CompletableFuture<>();
-                ChannelServer s = server.listen(new InetSocketAddress(server.address(), port),
+                CompletableFuture<MessageChannel> accepted = new CompletableFuture<>();
+                Set<Object> wrappers = ConcurrentHashMap.newKeySet();
+                ChannelServer s = server.listen(new InetSocketAddress(server.address(), 0),
                         request -> request.accept(serverLoop.loop, (ch, m) -> {
                             handlerThread.complete(Thread.currentThread());
+                            if (m.attachment() == null) {
+                                m.attach(new Object()); // what a framework would wrap the message in, once
+                            }
+                            wrappers.add(m.attachment());
                             ChannelDeviceTest.echo(ch, m);
-                        }));
+                        }).thenAccept(accepted::complete));
+                assertTrue(s.address().getPort() != 0, "port 0 binds a port, and the server says which: " + s.address());
                 LinkedBlockingQueue<byte[]> replies = new LinkedBlockingQueue<>();
-                MessageChannel ch = client.connect(new InetSocketAddress(server.address(), port), (c, m) -> {
+                MessageChannel ch = client.connect(s.address(), (c, m) -> {
                     replies.add(bytes(m));
                     m.release();
-                }, clientLoop.loop).get(SECONDS, TimeUnit.SECONDS);
+                }, clientLoop.loop, Duration.ofSeconds(SECONDS)).get(SECONDS, TimeUnit.SECONDS);
                 assertTrue(clientLoop.loop.channelCount() == 1, "the channel is on the loop it was asked for");
+                MessageChannel peer = accepted.get(SECONDS, TimeUnit.SECONDS);
+                assertEquals(s.address(), peer.connection().localAddress(), "the accepted end's address");
+                assertEquals(ch.connection().localAddress(), peer.connection().peerAddress(), "each end's address");
+                assertEquals(peer.connection().localAddress(), ch.connection().peerAddress());
                 for (int round = 0; round < 3; round++) {
                     for (int size : sizes) {
                         byte[] data = pattern(size, round);
@@ -102,6 +116,8 @@ class DrivenLoopDeviceTest {
                 }
                 assertEquals("driven-server", handlerThread.get(SECONDS, TimeUnit.SECONDS).getName(),
                         "the accepted channel's handler runs on the thread that turns its loop");
+                assertTrue(wrappers.size() <= o.window() + 2, wrappers.size() + " attachments for "
+                        + 3 * sizes.length + " messages: one per receive slot at most");
                 assertThrows(IllegalStateException.class, () -> clientLoop.loop.close(),
                         "a loop a thread turns is closed on that thread");
                 ch.close();
@@ -112,6 +128,45 @@ class DrivenLoopDeviceTest {
         ChannelGroup closed = group(t, ChannelOptions.defaults().withLoops(0));
         closed.close();
         assertThrows(ClosedResourceException.class, closed::newDrivenLoop);
+        assertEquals(before, LeakCheck.awaitCounts(before), "every verbs object freed");
+    }
+
+    /** A connect nobody answers fails within its timeout, and a cancelled one leaves nothing behind. */
+    @OnEveryLabTransport
+    void connectsFailOrAreCancelledCleanly(Transport t) throws Exception {
+        Map<String, Integer> before = LeakCheck.counts();
+        int port = LabPorts.next();
+        ChannelOptions o = ChannelOptions.defaults().withLoops(0).withBusyPollNanos(0);
+        try (ChannelGroup client = group(t, o); Driver loop = new Driver(client.newDrivenLoop(), "driven-client")) {
+            InetSocketAddress nobody = new InetSocketAddress(client.address(), port);
+            long start = System.nanoTime();
+            Exception e = assertThrows(Exception.class, () -> client.connect(nobody, (c, m) -> m.release(), loop.loop,
+                    Duration.ofSeconds(5)).get(SECONDS, TimeUnit.SECONDS));
+            assertTrue(e instanceof java.util.concurrent.ExecutionException, "it fails, not times out here: " + e);
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(SECONDS), "within its own timeout");
+            for (int i = 0; i < 5; i++) {
+                try (ChannelServer s = client.listen(new InetSocketAddress(client.address(), 0),
+                        request -> request.accept(loop.loop, (c, m) -> m.release()))) {
+                    CompletableFuture<MessageChannel> f = client.connect(s.address(), (c, m) -> m.release(),
+                            loop.loop, Duration.ofSeconds(SECONDS));
+                    Thread.sleep(i * 20L); // cancelled at different steps of the set-up
+                    f.cancel(false);
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SECONDS);
+                    while (client.channelCount() > 0 && System.nanoTime() < deadline) {
+                        Thread.sleep(10);
+                    }
+                    assertEquals(0, client.channelCount(), "a cancelled connect leaves no channel (round " + i + ")");
+                    System.out.printf("%s: connect cancelled after %d ms: %s; %d set-ups still on the loop%n", t,
+                            i * 20, f.isCancelled() ? "cancelled" : "done first", loop.loop.channelCount());
+                }
+            }
+            // A set-up cancelled while its route resolved ends when the resolution does; the loop counts it.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SECONDS);
+            while (loop.loop.channelCount() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals(0, loop.loop.channelCount(), "every cancelled set-up ended");
+        }
         assertEquals(before, LeakCheck.awaitCounts(before), "every verbs object freed");
     }
 

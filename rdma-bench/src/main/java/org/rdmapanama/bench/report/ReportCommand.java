@@ -94,7 +94,8 @@ public final class ReportCommand {
             return CliArgs.FAILED;
         }
         Path png = dir.resolve("plot.png");
-        Plot.write(png, k.plotTitle, k.nativeName, k.javaName, loaded.rows());
+        String[] names = SideBySide.names(k, loaded.rows());
+        Plot.write(png, names[0], names[1], names[2], loaded.rows());
         err.println("report: plot in " + png);
         return CliArgs.OK;
     }

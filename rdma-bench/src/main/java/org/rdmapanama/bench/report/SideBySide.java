@@ -18,6 +18,20 @@ import java.util.OptionalDouble;
 public final class SideBySide {
     private SideBySide() {}
 
+    /**
+     * The plot's title and its two series' names: a run whose every case names its two programs as
+     * {@code java/other} (bench-channel: ib_send_lat, rstream, tcp_lat, ...) compares against more than
+     * native perftest, and says so.
+     */
+    static String[] names(Kind kind, List<Comparison> rows) {
+        boolean paired = kind == Kind.PERFTEST && !rows.isEmpty()
+                && rows.stream().allMatch(c -> !c.key().isEmpty() && c.key().getFirst().contains("/"));
+        return paired
+                ? new String[] {"rdma-panama against the program after the slash", "the program after the slash",
+                        "the program before the slash (Java)"}
+                : new String[] {kind.plotTitle, kind.nativeName, kind.javaName};
+    }
+
     public enum Kind {
         /** {@code device,transport,test,bytes,side,round,metric,value,unit} */
         PERFTEST("bench-vs-perftest", List.of("test", "bytes"), "native perftest", "Java (rdma-bench)",
