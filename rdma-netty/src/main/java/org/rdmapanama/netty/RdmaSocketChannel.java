@@ -28,6 +28,7 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
 import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.UnsupportedAddressTypeException;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -268,13 +269,15 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
             }
             connectPromise = promise;
             remote = to;
-            connecting = handler.transport().group().connect(to, this, loop);
+            int ms = config.getConnectTimeoutMillis();
+            var group = handler.transport().group();
+            // The runtime's timeout bounds each set-up step; the one scheduled below is Netty's, for the whole.
+            connecting = ms > 0 ? group.connect(to, this, loop, Duration.ofMillis(ms)) : group.connect(to, this, loop);
             connecting.whenComplete((mc, e) -> {
                 if (e != null) {
                     eventLoop().execute(() -> connectFailed(unwrap(e)));
                 }
             });
-            int ms = config.getConnectTimeoutMillis();
             if (ms > 0 && connectPromise != null) {
                 connectTimeout = eventLoop().schedule(() -> connectFailed(
                         new ConnectTimeoutException("connection timed out after " + ms + " ms: " + to)),
@@ -313,7 +316,14 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
                 return;
             }
             channel = mc;
-            local = new InetSocketAddress(handler.transport().address(), 0);
+            try {
+                local = mc.connection().localAddress();
+                remote = mc.connection().peerAddress();
+            } catch (RdmaException e) {
+                mc.abort(e); // a route the cm cannot tell us about: nothing else would work either
+                failAndClose(e);
+                return;
+            }
             active = true;
             ChannelPromise p = connectPromise;
             if (p == null) {

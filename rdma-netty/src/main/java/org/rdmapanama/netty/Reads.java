@@ -81,8 +81,7 @@ final class Reads {
             }
             return copy;
         }
-        heldViews.incrementAndGet();
-        return new ReceivedBuf(ch.config().getAllocator(), m, heldViews);
+        return ReceivedBuf.of(ch.config().getAllocator(), m, heldViews);
     }
 
     /** At close: what was not read goes back. */

@@ -19,8 +19,10 @@ import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** What Netty code expects of a socket channel's ends: errors as TCP reports them, and the peer's close seen. */
@@ -41,11 +43,16 @@ class RdmaSocketChannelDeviceTest {
                                 peerInactive.complete(null);
                             }
                         })
-                        .bind(new InetSocketAddress(rdma.address(), LabDevices.nextPort())).sync().channel();
+                        .bind(new InetSocketAddress(rdma.address(), 0)).sync().channel();
+                InetSocketAddress at = (InetSocketAddress) server.localAddress();
+                assertNotEquals(0, at.getPort(), "a bind to port 0 reports the port it got");
                 Channel client = new Bootstrap().group(loops).channel(RdmaSocketChannel.class)
                         .handler(new ChannelInboundHandlerAdapter())
                         .connect(server.localAddress()).sync().channel();
                 assertTrue(client.isActive());
+                assertEquals(at, client.remoteAddress(), "the client's peer is the server");
+                assertEquals(rdma.address(), ((InetSocketAddress) client.localAddress()).getAddress(),
+                        "the client's address is the device's");
                 assertTrue(client.writeAndFlush(Unpooled.wrappedBuffer(new byte[100])).await(SECONDS, TimeUnit.SECONDS));
                 client.close().sync();
                 assertFalse(client.isActive());
