@@ -372,6 +372,13 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
             if (mc != channel || !open) {
                 return; // an attempt that never opened, or our own close
             }
+            if (eventLoop().isShutdown()) {
+                // The loop's last drain (RdmaIoHandler.destroy): it takes no tasks, so no events can be fired.
+                open = false;
+                active = false;
+                reads.releaseAll();
+                return;
+            }
             if (cause != null) {
                 pipeline().fireExceptionCaught(cause);
             }
