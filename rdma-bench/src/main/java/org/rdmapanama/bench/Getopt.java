@@ -157,6 +157,14 @@ public final class Getopt {
      * A number in {@code min..max}, read like C's {@code strtol(v, NULL, 0)} that
      * perftest uses (so {@code 0x10} and octal {@code 010} work).
      */
+    /** The server's address of a client (the one operand), or null for a server (none). */
+    public static String serverOperand(List<String> operands) {
+        if (operands.size() > 1) {
+            throw new IllegalArgumentException("one operand at most, the server's address; got " + operands);
+        }
+        return operands.isEmpty() ? null : operands.get(0);
+    }
+
     public static int number(String typed, String v, int min, int max) {
         long n;
         try {

@@ -50,6 +50,7 @@ public final class Main {
             case "scale" -> ScaleCommand.run(rest, out, err);
             case "channel_scale" -> org.rdmapanama.bench.scale.ChannelScaleCommand.run(rest, out, err);
             case "channel_stream" -> org.rdmapanama.bench.channel.ChannelStreamCommand.run(rest, out, err);
+            case "channel_watch" -> org.rdmapanama.bench.channel.ChannelWatchCommand.run(rest, out, err);
             case "failover" -> FailoverCommand.run(rest, out, err);
             case "report" -> org.rdmapanama.bench.report.ReportCommand.run(rest, out, err);
             case "write_lat", "read_lat", "send_lat", "atomic_lat", "write_bw", "read_bw", "send_bw" ->
@@ -118,6 +119,7 @@ public final class Main {
         s.println("                 the same three over java.nio TCP on the device's interface, for comparison (-h)");
         s.println("  channel_stream a numbered, checksummed one-way stream, checked as it arrives (lost, duplicated,");
         s.println("                 out of order, corrupted), with ib_send_bw's rows (-h)");
+        s.println("  channel_watch  one idle channel: how soon a silent peer or link ends it, with keepalive (-h)");
         s.println("  rc_pingpong    ibv_rc_pingpong-compatible Send/Recv ping-pong (IB/RoCE; -h for options)");
         s.println("  channel_scale  many message channels between two processes (server | client ADDR -c N; -h)");
         s.println("  scale          many rdma_cm connections (server|client -a ADDR -c N), connect/close soak (cycles -a ADDR -n N)");

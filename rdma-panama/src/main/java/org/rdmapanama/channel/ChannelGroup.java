@@ -72,10 +72,11 @@ public final class ChannelGroup implements AutoCloseable {
         int readDepth = Math.max(1, Math.min(4, Math.min(caps.maxQpRdAtom(), caps.maxQpInitRdAtom())));
         int recvDepth = options.window() + 2;
         // rnr_retry 0: credits promise a posted receive for every send, so a missing one is a bug to see, not to wait out.
-        // retry 6: rxe takes 7 as "forever", which would hide a dead peer.
+        // retry 6: rxe takes 7 as "forever", which would hide a dead peer. ACK timeout 14 (67 ms, perftest's
+        // default): rdma_cm's left a silent link unseen for 16 s on rxe0, this one ends it within about 0.5 s.
         this.connectionOptions = new ConnectionOptions(
                 new QueuePairCaps(sqDepth + 1, recvDepth + 1, 1, 1, options.inlineSize(), false),
-                sqDepth + recvDepth + 2, readDepth, 6, 0);
+                sqDepth + recvDepth + 2, readDepth, 6, 0, 14);
         List<AutoCloseable> made = new ArrayList<>();
         boolean ok = false;
         try {

@@ -99,6 +99,19 @@ final class CmId implements AutoCloseable, ResourceLifecycle.Hooks {
         return life.withHandle(id -> CmStructs.routeAddress(id, local));
     }
 
+    /** {@code RDMA_OPTION_ID_ACK_TIMEOUT}, before connect or accept moves the QP to RTS; 0: leave rdma_cm's. */
+    void ackTimeout(int timeout) throws RdmaException {
+        if (timeout == 0) {
+            return;
+        }
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment v = a.allocate(JAVA_BYTE);
+            v.set(JAVA_BYTE, 0, (byte) timeout);
+            status(Cm.SET_OPTION, "rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT, " + timeout + ")",
+                    Cm.OPTION_ID, Cm.OPTION_ID_ACK_TIMEOUT, v, 1L);
+        }
+    }
+
     static byte[] bytes(MemorySegment s) {
         return s.toArray(JAVA_BYTE);
     }

@@ -10,20 +10,28 @@ import org.rdmapanama.verbs.QueuePairCaps;
  * @param rdmaReadDepth outstanding RDMA Reads/atomics in each direction (responder_resources, initiator_depth)
  * @param retryCount    transport retries before an error completion (0..7)
  * @param rnrRetryCount receiver-not-ready retries (0..7; 7 means forever)
+ * @param ackTimeout    the local ACK timeout, 4.096 µs &times; 2^ackTimeout, before a retry (1..31, set with
+ *                      {@code RDMA_OPTION_ID_ACK_TIMEOUT}); 0: rdma_cm's choice (about 2 s a retry on rxe)
  */
 public record ConnectionOptions(QueuePairCaps caps, int cqSize, int rdmaReadDepth, int retryCount,
-                                int rnrRetryCount) {
+                                int rnrRetryCount, int ackTimeout) {
     public ConnectionOptions {
         java.util.Objects.requireNonNull(caps, "caps");
         check("cqSize", cqSize, 1, Integer.MAX_VALUE);
         check("rdmaReadDepth", rdmaReadDepth, 0, 255);
         check("retryCount", retryCount, 0, 7);
         check("rnrRetryCount", rnrRetryCount, 0, 7);
+        check("ackTimeout", ackTimeout, 0, 31);
         // One CQ takes both queues' completions: smaller, and they would be lost silently.
         if ((long) caps.sendWr() + caps.recvWr() > cqSize) {
             throw new IllegalArgumentException("cqSize " + cqSize + " cannot hold sendDepth " + caps.sendWr()
                     + " + recvDepth " + caps.recvWr() + " completions; completions beyond it would be lost");
         }
+    }
+
+    /** rdma_cm's ACK timeout. */
+    public ConnectionOptions(QueuePairCaps caps, int cqSize, int rdmaReadDepth, int retryCount, int rnrRetryCount) {
+        this(caps, cqSize, rdmaReadDepth, retryCount, rnrRetryCount, 0);
     }
 
     public ConnectionOptions(int sendDepth, int recvDepth, int sendSge, int recvSge, int inlineData,

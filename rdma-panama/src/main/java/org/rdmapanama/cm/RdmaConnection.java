@@ -239,7 +239,9 @@ public final class RdmaConnection implements AutoCloseable {
         state = State.DISCONNECTED;
     }
 
-    private MemorySegment connParam(Arena a, byte[] privateData, int responder, int initiator) {
+    /** rdma_connect's or rdma_accept's parameters; the ACK timeout, set on the cm_id, goes with them. */
+    private MemorySegment connParam(Arena a, byte[] privateData, int responder, int initiator) throws RdmaException {
+        id.ackTimeout(options.ackTimeout());
         return CmStructs.connParam(a, privateData, responder, initiator, options.retryCount(), options.rnrRetryCount());
     }
 

@@ -27,6 +27,10 @@ public final class Cm {
     public static final NativeCall GET_CM_EVENT = Verbs.call("rdma_get_cm_event", C_INT, C_POINTER, C_POINTER);
     public static final NativeCall ACK_CM_EVENT = Verbs.call("rdma_ack_cm_event", C_INT, C_POINTER);
     public static final NativeCall CREATE_QP = Verbs.call("rdma_create_qp", C_INT, C_POINTER, C_POINTER, C_POINTER);
+    public static final NativeCall SET_OPTION = Verbs.call("rdma_set_option", C_INT, C_POINTER, C_INT, C_INT, C_POINTER,
+            org.rdmapanama.ffi.Rdma.C_LONG);
+    public static final int OPTION_ID = org.rdmapanama.ffi.Rdma.RDMA_OPTION_ID();
+    public static final int OPTION_ID_ACK_TIMEOUT = org.rdmapanama.ffi.Rdma.RDMA_OPTION_ID_ACK_TIMEOUT();
     public static final NativeCall MIGRATE_ID = Verbs.call("rdma_migrate_id", C_INT, C_POINTER, C_POINTER);
 
     /**

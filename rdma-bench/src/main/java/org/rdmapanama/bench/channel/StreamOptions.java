@@ -64,10 +64,7 @@ final class StreamOptions {
         if (help[0]) {
             return null;
         }
-        if (operands.size() > 1) {
-            throw new IllegalArgumentException("one operand at most, the server's address; got " + operands);
-        }
-        o.server = operands.isEmpty() ? null : operands.get(0);
+        o.server = Getopt.serverOperand(operands);
         if (o.iters > 0 && o.seconds > 0) {
             throw new IllegalArgumentException("-n and -D exclude each other");
         }

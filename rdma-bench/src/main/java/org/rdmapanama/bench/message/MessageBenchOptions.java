@@ -96,10 +96,7 @@ public final class MessageBenchOptions {
         if (help[0]) {
             return null;
         }
-        if (operands.size() > 1) {
-            throw new IllegalArgumentException("one operand at most, the server's address; got " + operands);
-        }
-        o.server = operands.isEmpty() ? null : operands.get(0);
+        o.server = Getopt.serverOperand(operands);
         if (o.all && !o.sizeList.isEmpty()) {
             throw new IllegalArgumentException("-a and -s exclude each other");
         }
