@@ -1,5 +1,7 @@
 package org.rdmapanama.netty;
 
+import org.rdmapanama.testkit.OnEveryLabTransport;
+import org.rdmapanama.testkit.LabPorts;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
@@ -32,7 +34,7 @@ class RdmaSocketChannelDeviceTest {
 
     @OnEveryLabTransport
     void aWriteAfterCloseFailsAndThePeerSeesTheClose(Transport t) throws Exception {
-        try (RdmaTransport rdma = LabDevices.open(t, ChannelOptions.defaults())) {
+        try (RdmaTransport rdma = NettyLab.open(t, ChannelOptions.defaults())) {
             EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, rdma.ioHandlerFactory());
             try {
                 CompletableFuture<Void> peerInactive = new CompletableFuture<>();
@@ -69,12 +71,12 @@ class RdmaSocketChannelDeviceTest {
 
     @OnEveryLabTransport
     void aConnectToAPortNobodyListensOnIsRefused(Transport t) throws Exception {
-        try (RdmaTransport rdma = LabDevices.open(t, ChannelOptions.defaults())) {
+        try (RdmaTransport rdma = NettyLab.open(t, ChannelOptions.defaults())) {
             EventLoopGroup loops = new MultiThreadIoEventLoopGroup(1, rdma.ioHandlerFactory());
             try {
                 ChannelFuture f = new Bootstrap().group(loops).channel(RdmaSocketChannel.class)
                         .handler(new ChannelInboundHandlerAdapter())
-                        .connect(new InetSocketAddress(rdma.address(), LabDevices.nextPort()));
+                        .connect(new InetSocketAddress(rdma.address(), LabPorts.next()));
                 assertTrue(f.await(SECONDS, TimeUnit.SECONDS), "the connect ends, it does not hang");
                 assertInstanceOf(ConnectException.class, f.cause(), "refused as TCP says it");
                 assertTrue(f.channel().closeFuture().await(SECONDS, TimeUnit.SECONDS), "the channel is closed");

@@ -1,5 +1,6 @@
 package org.rdmapanama.netty;
 
+import org.rdmapanama.testkit.OnEveryLabTransport;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
@@ -79,7 +80,7 @@ class RdmaStreamDeviceTest {
 
     /** Sends {@code total} pattern bytes in writes of {@code size}, flushing every {@code perFlush}; the sink's reads. */
     private static int stream(Transport t, long total, int size, int perFlush, boolean hold) throws Exception {
-        try (RdmaTransport rdma = LabDevices.open(t, ChannelOptions.defaults())) {
+        try (RdmaTransport rdma = NettyLab.open(t, ChannelOptions.defaults())) {
             EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, rdma.ioHandlerFactory());
             try {
                 Sink sink = new Sink(total, hold);

@@ -1,11 +1,11 @@
 package org.rdmapanama.netty.example;
 
+import org.rdmapanama.testkit.OnEveryLabTransport;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import org.junit.jupiter.api.Tag;
 import org.rdmapanama.channel.ChannelOptions;
 import org.rdmapanama.device.Transport;
-import org.rdmapanama.netty.LabDevices;
-import org.rdmapanama.netty.OnEveryLabTransport;
+import org.rdmapanama.netty.NettyLab;
 import org.rdmapanama.netty.RdmaServerSocketChannel;
 import org.rdmapanama.netty.RdmaSocketChannel;
 import org.rdmapanama.netty.RdmaTransport;
@@ -20,7 +20,7 @@ import java.net.InetSocketAddress;
 class GrpcExampleDeviceTest {
     @OnEveryLabTransport
     void unaryAndServerStreaming(Transport t) throws Exception {
-        try (RdmaTransport rdma = LabDevices.open(t, ChannelOptions.defaults())) {
+        try (RdmaTransport rdma = NettyLab.open(t, ChannelOptions.defaults())) {
             GrpcExampleTest.unaryAndServerStreaming(
                     new MultiThreadIoEventLoopGroup(1, rdma.ioHandlerFactory()),
                     new MultiThreadIoEventLoopGroup(2, rdma.ioHandlerFactory()),
