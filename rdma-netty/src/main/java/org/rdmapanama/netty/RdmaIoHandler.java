@@ -41,7 +41,7 @@ public final class RdmaIoHandler implements IoHandler {
     private volatile DrivenLoop loop;
     private volatile Thread thread;
     private volatile boolean wakeRequested;
-    private boolean failed;
+    private volatile boolean failed; // read by wakeup() on other threads
     private long idleSince;
 
     private RdmaIoHandler(RdmaTransport transport, ThreadAwareExecutor executor) {

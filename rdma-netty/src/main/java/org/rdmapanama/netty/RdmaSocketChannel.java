@@ -381,6 +381,8 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
             }
             if (cause != null) {
                 pipeline().fireExceptionCaught(cause);
+            } else if (reads.closeWhenDrained()) {
+                return; // closed once the reader has read what came before the peer's close
             }
             close(voidPromise());
         }

@@ -20,6 +20,7 @@ final class Reads {
     private final AtomicInteger heldViews = new AtomicInteger(); // released on any thread
     private boolean pending;
     private boolean scheduled;
+    private boolean closeWhenDrained; // the peer closed gracefully: what it sent is read first, as after a FIN
 
     Reads(RdmaSocketChannel ch) {
         this.ch = ch;
@@ -67,6 +68,15 @@ final class Reads {
         } while (ch.isOpen() && h.continueReading());
         h.readComplete();
         p.fireChannelReadComplete();
+        if (closeWhenDrained && inbound.isEmpty()) {
+            ch.close();
+        }
+    }
+
+    /** The peer closed gracefully; false when nothing waits to be read (close now). */
+    boolean closeWhenDrained() {
+        closeWhenDrained = !inbound.isEmpty();
+        return closeWhenDrained;
     }
 
     /** A view of the message, or past MAX_HELD_VIEWS a copy: an application holding reads must not hold every credit. */

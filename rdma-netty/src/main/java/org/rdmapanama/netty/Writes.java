@@ -51,11 +51,9 @@ final class Writes implements ChannelOutboundBuffer.MessageProcessor {
                     batch.clear();
                     total = 0;
                     in.forEachFlushedMessage(this);
-                    int count = batch.size();
                     send(mc, copyBatch(mc), total);
-                    for (int i = 0; i < count; i++) {
-                        in.remove();
-                    }
+                    // By bytes, not by count: the batch skipped cancelled writes, which remove() would count.
+                    in.removeBytes(total);
                 }
             }
         } catch (ClosedResourceException e) {
@@ -63,6 +61,10 @@ final class Writes implements ChannelOutboundBuffer.MessageProcessor {
             ClosedChannelException c = new ClosedChannelException();
             c.initCause(e);
             throw c;
+        } catch (RuntimeException e) {
+            // Refused (a size, a full queue): as an IOException Netty closes the channel, where any other
+            // exception would take its shut-down-output path, which this transport does not have.
+            throw new java.io.IOException(mc + ": " + e.getMessage(), e);
         }
     }
 

@@ -85,4 +85,56 @@ class RdmaSocketChannelDeviceTest {
             }
         }
     }
+
+    /** As after a FIN: what the peer wrote before it closed is read, even when the reader reads late. */
+    @OnEveryLabTransport
+    void whatThePeerWroteBeforeClosingIsReadFirst(Transport t) throws Exception {
+        try (RdmaTransport rdma = NettyLab.open(t, ChannelOptions.defaults())) {
+            EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, rdma.ioHandlerFactory());
+            try {
+                int messages = 20;
+                CompletableFuture<Channel> accepted = new CompletableFuture<>();
+                java.util.concurrent.atomic.AtomicInteger bytes = new java.util.concurrent.atomic.AtomicInteger();
+                CompletableFuture<Integer> inactive = new CompletableFuture<>();
+                Channel server = new ServerBootstrap().group(loops).channel(RdmaServerSocketChannel.class)
+                        .childOption(io.netty.channel.ChannelOption.AUTO_READ, false)
+                        .childHandler(new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelActive(ChannelHandlerContext ctx) {
+                                accepted.complete(ctx.channel());
+                            }
+
+                            @Override
+                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                io.netty.buffer.ByteBuf b = (io.netty.buffer.ByteBuf) msg;
+                                bytes.addAndGet(b.readableBytes());
+                                b.release();
+                                ctx.read();
+                            }
+
+                            @Override
+                            public void channelInactive(ChannelHandlerContext ctx) {
+                                inactive.complete(bytes.get());
+                            }
+                        })
+                        .bind(new InetSocketAddress(rdma.address(), 0)).sync().channel();
+                Channel client = new Bootstrap().group(loops).channel(RdmaSocketChannel.class)
+                        .handler(new ChannelInboundHandlerAdapter())
+                        .connect(server.localAddress()).sync().channel();
+                Channel peer = accepted.get(SECONDS, TimeUnit.SECONDS);
+                for (int i = 0; i < messages; i++) {
+                    client.write(Unpooled.wrappedBuffer(new byte[10_000])); // each above the eager limit: a message
+                }
+                client.flush();
+                client.close().sync();
+                Thread.sleep(2_000); // the peer's close has come by now; nothing was read yet
+                assertFalse(inactive.isDone(), "not inactive before what came first was read");
+                peer.read();
+                assertEquals(messages * 10_000, inactive.get(SECONDS, TimeUnit.SECONDS), "every byte, then inactive");
+                server.close().sync();
+            } finally {
+                assertTrue(loops.shutdownGracefully(0, 2, TimeUnit.SECONDS).await(SECONDS, TimeUnit.SECONDS));
+            }
+        }
+    }
 }

@@ -44,12 +44,30 @@ public final class DrivenLoop implements AutoCloseable {
      * sleep). After true, {@link #sleep} or, if the driver found work of its own, {@link #disarm}.
      */
     public boolean armSleep() throws RdmaException {
-        return loop.armSleep();
+        try {
+            return loop.armSleep();
+        } catch (RdmaException e) {
+            throw failed(e);
+        } catch (RuntimeException e) {
+            throw failed(e);
+        }
     }
 
     /** Sleeps until a completion, a {@link #wakeup()} or {@code timeoutNanos} (negative: no limit). */
     public void sleep(long timeoutNanos) throws RdmaException {
-        loop.sleep(timeoutNanos);
+        try {
+            loop.sleep(timeoutNanos);
+        } catch (RdmaException e) {
+            throw failed(e);
+        } catch (RuntimeException e) {
+            throw failed(e);
+        }
+    }
+
+    /** As a failed pass: the loop's channels fail with it (as its own thread's loop does), not stay open idle. */
+    private <E extends Exception> E failed(E e) {
+        loop.loopFailed(e instanceof RdmaException r ? r : new RdmaException(loop.name + " failed: " + e, e));
+        return e;
     }
 
     public void disarm() {
@@ -106,7 +124,8 @@ public final class DrivenLoop implements AutoCloseable {
             group.drivenClosed(this);
         }
         if (left > 0) {
-            throw new RdmaException(loop.name + ": " + left + " channels did not finish within 5 s");
+            throw new RdmaException(loop.name + (loop.failed() ? " failed, and " + left + " of its channels with it"
+                    : ": " + left + " channels did not finish within 5 s"));
         }
     }
 
