@@ -213,7 +213,9 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
     }
 
     void clearReadPending() {
-        if (eventLoop().inEventLoop()) {
+        if (!isRegistered()) {
+            reads.clearPending(); // an option set before registration (a ServerBootstrap's childOption)
+        } else if (eventLoop().inEventLoop()) {
             reads.clearPending();
         } else {
             eventLoop().execute(reads::clearPending);
