@@ -50,17 +50,17 @@ public final class RdmaConnection implements AutoCloseable {
 
     enum State { RESOLVED, REQUESTED, ESTABLISHED, DISCONNECTED, CLOSED }
 
-    private final CmEventLoop loop;
-    private final CmEndpoint events;
+    final CmEventLoop loop;
+    final CmEndpoint events;
     private final CmId id;
     private final ConnectionOptions options;
     private final ConnectionResources resources;
     private final String peer;
-    private volatile State state;
+    volatile State state;
     private volatile byte[] peerPrivateData = new byte[0];
     private int peerInitiatorDepth;
     private int peerResponderResources;
-    private final ConnectionEnding ending = new ConnectionEnding(this);
+    final ConnectionEnding ending = new ConnectionEnding(this);
 
     RdmaConnection(CmEventLoop loop, CmEndpoint events, CmId id, ConnectionOptions options, String peer,
                    State state, SharedResources shared) throws RdmaException {
@@ -250,28 +250,12 @@ public final class RdmaConnection implements AutoCloseable {
      * DEVICE_REMOVAL, ...), or returns null after {@code timeout}.
      */
     public CmEventType awaitEvent(Duration timeout) throws RdmaException, InterruptedException {
-        loop.refuseBlockingOnLoop("await an event");
-        CmEvent ev = events.nextWithin(timeout);
-        if (ev == null) {
-            return null;
-        }
-        if (ev.type() == CmEventType.DISCONNECTED || ev.type() == CmEventType.DEVICE_REMOVAL) {
-            state = State.DISCONNECTED;
-            ending.flush(ev.type().cName());
-        }
-        return ev.type();
+        return EventWaits.next(this, timeout);
     }
 
     /** Waits up to {@code timeout} for the peer to disconnect; true if it did. */
     public boolean awaitDisconnect(Duration timeout) throws RdmaException, InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (state != State.DISCONNECTED) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0 || awaitEvent(Duration.ofNanos(left)) == null) {
-                return state == State.DISCONNECTED;
-            }
-        }
-        return true;
+        return EventWaits.disconnect(this, timeout);
     }
 
     /**
@@ -320,7 +304,6 @@ public final class RdmaConnection implements AutoCloseable {
         return resources.qp;
     }
 
-    /** What the peer sent as private data (in its connect request, or its accept). */
     /** This end's address (the device's, and the port rdma_cm chose); null before it is known. */
     public InetSocketAddress localAddress() throws RdmaException {
         return id.address(true);
@@ -331,6 +314,7 @@ public final class RdmaConnection implements AutoCloseable {
         return id.address(false);
     }
 
+    /** What the peer sent as private data (in its connect request, or its accept). */
     public byte[] peerPrivateData() {
         return peerPrivateData.clone();
     }
