@@ -117,6 +117,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
             }
             registration = (IoRegistration) f.getNow();
             handler = registration.attachment();
+            config.defaultAllocator(handler.transport().allocator());
             if (config.getMaxHeldViews() < 0) {
                 config.setMaxHeldViews(handler.transport().options().window() / 2);
             }
@@ -234,7 +235,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
     protected void doWrite(ChannelOutboundBuffer in) throws Exception {
         if (writes == null) {
             var o = handler.transport().options();
-            writes = new Writes(o.eagerLimit(), o.maxMessageSize());
+            writes = new Writes(handler.transport().group(), o.eagerLimit(), o.maxMessageSize());
         }
         writes.write(channel, in);
     }

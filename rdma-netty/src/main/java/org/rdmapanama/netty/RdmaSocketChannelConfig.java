@@ -25,6 +25,7 @@ public final class RdmaSocketChannelConfig extends DefaultChannelConfig implemen
     private volatile int receiveBufferSize = 65536;
     private volatile int trafficClass;
     private volatile int maxHeldViews;
+    private volatile boolean allocatorSet;
 
     RdmaSocketChannelConfig(RdmaSocketChannel channel, int maxHeldViews) {
         super(channel);
@@ -129,7 +130,14 @@ public final class RdmaSocketChannelConfig extends DefaultChannelConfig implemen
     @Deprecated
     @Override public RdmaSocketChannelConfig setMaxMessagesPerRead(int v) { super.setMaxMessagesPerRead(v); return this; }
     @Override public RdmaSocketChannelConfig setWriteSpinCount(int v) { super.setWriteSpinCount(v); return this; }
-    @Override public RdmaSocketChannelConfig setAllocator(ByteBufAllocator v) { super.setAllocator(v); return this; }
+    @Override public RdmaSocketChannelConfig setAllocator(ByteBufAllocator v) { super.setAllocator(v); allocatorSet = true; return this; }
+
+    /** The transport's allocator, once the channel knows its transport, unless the application chose one. */
+    void defaultAllocator(ByteBufAllocator v) {
+        if (!allocatorSet) {
+            super.setAllocator(v);
+        }
+    }
     @Override public RdmaSocketChannelConfig setRecvByteBufAllocator(RecvByteBufAllocator v) { super.setRecvByteBufAllocator(v); return this; }
     @Override public RdmaSocketChannelConfig setAutoRead(boolean v) { super.setAutoRead(v); return this; }
     @Override public RdmaSocketChannelConfig setAutoClose(boolean v) { super.setAutoClose(v); return this; }

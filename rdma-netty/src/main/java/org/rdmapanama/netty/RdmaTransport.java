@@ -18,9 +18,11 @@ import java.net.InetAddress;
  */
 public final class RdmaTransport implements AutoCloseable {
     private final ChannelGroup group;
+    private final RdmaByteBufAllocator allocator;
 
     private RdmaTransport(ChannelGroup group) {
         this.group = group;
+        this.allocator = new RdmaByteBufAllocator(group);
     }
 
     /**
@@ -48,6 +50,14 @@ public final class RdmaTransport implements AutoCloseable {
     /** The IP address of the device's interface: what servers bind to and clients connect to. */
     public InetAddress address() {
         return group.address();
+    }
+
+    /**
+     * Direct buffers in the registered pool: written to this transport's channels, they are sent without a
+     * copy. The channels' {@code ALLOCATOR} unless the application sets another.
+     */
+    public RdmaByteBufAllocator allocator() {
+        return allocator;
     }
 
     public ChannelGroup group() {

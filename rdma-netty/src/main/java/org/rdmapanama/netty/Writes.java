@@ -2,6 +2,7 @@ package org.rdmapanama.netty;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelOutboundBuffer;
+import org.rdmapanama.channel.ChannelGroup;
 import org.rdmapanama.channel.MessageBuffer;
 import org.rdmapanama.channel.MessageChannel;
 import org.rdmapanama.error.ClosedResourceException;
@@ -12,18 +13,22 @@ import java.nio.channels.ClosedChannelException;
 import java.util.ArrayDeque;
 
 /**
- * A channel's write path: Netty's flushed buffers copied into registered
- * buffers and sent, while the message channel is writable. Consecutive small
- * buffers share one eager message (one credit for a flush of HTTP/2 frames,
- * not one per frame); a large one goes alone, cut at the largest message.
+ * A channel's write path: Netty's flushed buffers sent while the message
+ * channel is writable. A buffer of the transport's allocator that nothing else
+ * holds is sent where it lies; others are copied into registered buffers.
+ * Consecutive small buffers share one eager message, copied (one credit for a
+ * flush of HTTP/2 frames, not one per frame); a large one goes alone, cut at
+ * the largest message.
  */
 final class Writes implements ChannelOutboundBuffer.MessageProcessor {
     private final ArrayDeque<ByteBuf> batch = new ArrayDeque<>();
+    private final ChannelGroup group;
     private final int eagerLimit;
     private final int maxMessage;
     private int total;
 
-    Writes(int eagerLimit, int maxMessage) {
+    Writes(ChannelGroup group, int eagerLimit, int maxMessage) {
+        this.group = group;
         this.eagerLimit = eagerLimit;
         this.maxMessage = maxMessage;
     }
@@ -34,7 +39,11 @@ final class Writes implements ChannelOutboundBuffer.MessageProcessor {
             while (in.current() != null && mc.isWritable()) {
                 ByteBuf buf = (ByteBuf) in.current();
                 int len = buf.readableBytes();
+                MessageBuffer own;
                 if (len == 0) {
+                    in.remove();
+                } else if ((len >= eagerLimit || in.size() == 1) && (own = registered(buf)) != null) {
+                    send(mc, own, len);
                     in.remove();
                 } else if (len >= eagerLimit) {
                     int n = Math.min(len, maxMessage);
@@ -66,6 +75,21 @@ final class Writes implements ChannelOutboundBuffer.MessageProcessor {
             // exception would take its shut-down-output path, which this transport does not have.
             throw new java.io.IOException(mc + ": " + e.getMessage(), e);
         }
+    }
+
+    /** The buffer under {@code buf} to send as it is, or null. A leak detector's wrapper is seen through. */
+    private MessageBuffer registered(ByteBuf buf) {
+        ByteBuf b = buf;
+        if (!(b instanceof RegisteredBuf)) {
+            ByteBuf u = buf.unwrap();
+            // The same view (a leak detector's wrapper or a duplicate), not a slice of it.
+            if (!(u instanceof RegisteredBuf) || u.capacity() != buf.capacity()
+                    || u.readerIndex() != buf.readerIndex() || u.writerIndex() != buf.writerIndex()) {
+                return null;
+            }
+            b = u;
+        }
+        return ((RegisteredBuf) b).takeForSend(group);
     }
 
     @Override

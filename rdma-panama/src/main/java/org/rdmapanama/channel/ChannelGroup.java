@@ -132,6 +132,18 @@ public final class ChannelGroup implements AutoCloseable {
         return pool.registeredBytes();
     }
 
+    /**
+     * A registered buffer of the group's pool with room for {@code bytes}, for any of its channels: fill it,
+     * then {@link MessageChannel#send} it on one (a framework's allocator hands such buffers out before it
+     * knows the channel). Up to {@link ChannelOptions#maxMessageSize()} bytes.
+     */
+    public MessageBuffer allocate(int bytes) throws RdmaException {
+        if (closed) {
+            throw new ClosedResourceException(name + " is closed");
+        }
+        return pool.allocate(bytes);
+    }
+
     /** Channels open or closing. */
     public int channelCount() {
         return channels.size();
