@@ -20,7 +20,6 @@ import org.rdmapanama.channel.MessageChannel;
 import org.rdmapanama.channel.MessageHandler;
 import org.rdmapanama.error.RdmaException;
 
-import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.channels.AlreadyConnectedException;
@@ -30,7 +29,6 @@ import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.UnsupportedAddressTypeException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -142,7 +140,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
         }
         r.accept(loop, (RdmaUnsafe) unsafe()).whenComplete((mc, e) -> {
             if (e != null) {
-                eventLoop().execute(() -> failAndClose(unwrap(e)));
+                eventLoop().execute(() -> failAndClose(ConnectErrors.unwrap(e)));
             }
         });
     }
@@ -240,10 +238,6 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
         writes.write(channel, in);
     }
 
-    static Throwable unwrap(Throwable e) {
-        return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-    }
-
     /** Netty's channel events from the message channel, and its IoHandle; everything here on the event loop. */
     final class RdmaUnsafe extends AbstractUnsafe implements RdmaIoHandle, MessageHandler {
         @Override
@@ -278,7 +272,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
             connecting = ms > 0 ? group.connect(to, this, loop, Duration.ofMillis(ms)) : group.connect(to, this, loop);
             connecting.whenComplete((mc, e) -> {
                 if (e != null) {
-                    eventLoop().execute(() -> connectFailed(unwrap(e)));
+                    eventLoop().execute(() -> connectFailed(ConnectErrors.unwrap(e)));
                 }
             });
             if (ms > 0 && connectPromise != null) {
@@ -295,12 +289,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
             }
             connectPromise = null;
             cancelConnectTimeout();
-            Throwable cause = e;
-            if (!(e instanceof ConnectException)) {
-                // Refused, unreachable, no route, or the runtime's own set-up timeout: what TCP's connect says.
-                cause = new ConnectException(e.getMessage());
-                cause.initCause(e);
-            }
+            Throwable cause = ConnectErrors.asConnectException(e);
             p.tryFailure(annotateConnectException(cause, remote));
             close(voidPromise());
         }

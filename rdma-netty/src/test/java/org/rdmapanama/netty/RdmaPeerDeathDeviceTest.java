@@ -64,7 +64,9 @@ class RdmaPeerDeathDeviceTest {
                 Map<String, Integer> serverAlone = LeakCheck.counts();
                 InetSocketAddress at = (InetSocketAddress) server.localAddress();
                 String java = ProcessHandle.current().info().command().orElse("java");
+                // C1 only and serial GC: the peer's start is most of this test's time under the lab's emulation.
                 peer = new ProcessBuilder(List.of(java, "--enable-native-access=ALL-UNNAMED",
+                        "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
                         "-cp", System.getProperty("java.class.path"), DyingPeer.class.getName(), t.name(),
                         at.getAddress().getHostAddress(), Integer.toString(at.getPort())))
                         .redirectErrorStream(true).start();

@@ -17,20 +17,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * 0 bytes allocated per message in steady state, on both sides: 100,000
+ * 0 bytes allocated per message in steady state, on both sides: 30,000
  * messages (eager and rendezvous) each way, with the allocate, send,
  * receive, release and credit of every one, measured on the loop threads
  * and on a user thread that sends through the hand-over queue. Two rounds
- * of 20,000 warm the JIT up; a round of 100,000 that allocates is repeated
- * once (the JIT may still compile); the last must allocate nothing.
+ * of 20,000 warm the JIT up; a round of 30,000 that allocates is repeated
+ * up to twice (the JIT may still compile); the last must allocate nothing.
  * And the loops woken for every message, as in JMH's {@code ChannelBenchmark}:
  * a few hundred messages a round, the path still interpreted or in C1's code,
  * which removes no allocation by escape analysis.
  */
 @Tag("device")
 class ChannelAllocationDeviceTest {
-    static final int MESSAGES = 100_000;
-    static final int ROUNDS = 4;
+    static final int MESSAGES = 30_000;
+    static final int ROUNDS = 5;
     static final int WARMUP_ROUNDS = 2;
     static final int WARMUP = 20_000;
     /**
