@@ -25,7 +25,6 @@ import java.net.SocketAddress;
 import java.nio.channels.AlreadyConnectedException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
-import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.UnsupportedAddressTypeException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -45,6 +44,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
     private final RdmaSocketChannelConfig config;
     private ChannelRequest request; // an accepted child's, answered once it is registered
     private final Reads reads = new Reads(this);
+    private final HalfClose halfClose = new HalfClose(this, reads);
     private Writes writes;
     private IoRegistration registration;
     private RdmaIoHandler handler; // the registration's attachment
@@ -80,20 +80,19 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
     @Override protected SocketAddress localAddress0() { return local; }
     @Override protected SocketAddress remoteAddress0() { return remote; }
 
-    // No one-way close yet: the message channel's close is both ways (BYE).
-    @Override public boolean isInputShutdown() { return !active; }
-    @Override public boolean isOutputShutdown() { return !active; }
-    @Override public boolean isShutdown() { return !active; }
+    @Override public boolean isInputShutdown() { return halfClose.inputShut() || !active; }
+    @Override public boolean isOutputShutdown() { return halfClose.outputShut() || !active; }
+    @Override public boolean isShutdown() { return isInputShutdown() && isOutputShutdown(); }
     @Override public ChannelFuture shutdownInput() { return shutdownInput(newPromise()); }
     @Override public ChannelFuture shutdownOutput() { return shutdownOutput(newPromise()); }
     @Override public ChannelFuture shutdown() { return shutdown(newPromise()); }
-    @Override public ChannelFuture shutdownInput(ChannelPromise p) { return noHalfClose(p); }
-    @Override public ChannelFuture shutdownOutput(ChannelPromise p) { return noHalfClose(p); }
-    @Override public ChannelFuture shutdown(ChannelPromise p) { return noHalfClose(p); }
+    @Override public ChannelFuture shutdownInput(ChannelPromise p) { return halfClose.shutdownInput(p); }
+    @Override public ChannelFuture shutdownOutput(ChannelPromise p) { return halfClose.shutdownOutput(p); }
+    @Override public ChannelFuture shutdown(ChannelPromise p) { return halfClose.shutdown(p); }
 
-    private ChannelFuture noHalfClose(ChannelPromise p) {
-        return p.setFailure(!active && open ? new NotYetConnectedException()
-                : new UnsupportedOperationException("RDMA channels close both ways only"));
+    @Override
+    protected void doShutdownOutput() {
+        halfClose.shutDownOutput(active ? channel : null);
     }
 
     @Override
@@ -208,6 +207,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
 
     @Override
     protected void doBeginRead() {
+        halfClose.readAsked();
         reads.begin();
     }
 
@@ -335,7 +335,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
 
         @Override
         public void onMessage(MessageChannel mc, Message message) {
-            if (!open) {
+            if (!open || halfClose.inputShut()) {
                 message.release();
                 return;
             }
@@ -373,10 +373,17 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
             }
             if (cause != null) {
                 pipeline().fireExceptionCaught(cause);
-            } else if (reads.closeWhenDrained()) {
+            } else if (reads.endWhenDrained(RdmaSocketChannel.this::close)) {
                 return; // closed once the reader has read what came before the peer's close
             }
             close(voidPromise());
+        }
+
+        @Override
+        public void onInputShutdown(MessageChannel mc) {
+            if (mc == channel && open && !reads.endWhenDrained(halfClose::peerShut)) {
+                halfClose.peerShut();
+            }
         }
 
         @Override

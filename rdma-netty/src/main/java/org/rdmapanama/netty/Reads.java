@@ -20,7 +20,7 @@ final class Reads {
     private final AtomicInteger heldViews = new AtomicInteger(); // released on any thread
     private boolean pending;
     private boolean scheduled;
-    private boolean closeWhenDrained; // the peer closed gracefully: what it sent is read first, as after a FIN
+    private Runnable atEnd; // the peer's close or SHUT: what it sent before is read first, as before a FIN
 
     Reads(RdmaSocketChannel ch) {
         this.ch = ch;
@@ -68,15 +68,24 @@ final class Reads {
         } while (ch.isOpen() && h.continueReading());
         h.readComplete();
         p.fireChannelReadComplete();
-        if (closeWhenDrained && inbound.isEmpty()) {
-            ch.close();
+        if (atEnd != null && inbound.isEmpty()) {
+            Runnable r = atEnd;
+            atEnd = null;
+            r.run();
         }
     }
 
-    /** The peer closed gracefully; false when nothing waits to be read (close now). */
-    boolean closeWhenDrained() {
-        closeWhenDrained = !inbound.isEmpty();
-        return closeWhenDrained;
+    /** The peer's end (a graceful close, a SHUT) runs {@code r} once read up to; false when nothing waits (run it now). */
+    boolean endWhenDrained(Runnable r) {
+        if (inbound.isEmpty()) {
+            return false;
+        }
+        Runnable before = atEnd; // a SHUT, then the close: both, in that order
+        atEnd = before == null ? r : () -> {
+            before.run();
+            r.run();
+        };
+        return true;
     }
 
     /** A view of the message, or past MAX_HELD_VIEWS a copy: an application holding reads must not hold every credit. */

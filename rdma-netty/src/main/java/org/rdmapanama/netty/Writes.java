@@ -72,7 +72,7 @@ final class Writes implements ChannelOutboundBuffer.MessageProcessor {
             throw c;
         } catch (RuntimeException e) {
             // Refused (a size, a full queue): as an IOException Netty closes the channel, where any other
-            // exception would take its shut-down-output path, which this transport does not have.
+            // exception would only shut its output down, and the peer would wait for the rest.
             throw new java.io.IOException(mc + ": " + e.getMessage(), e);
         }
     }

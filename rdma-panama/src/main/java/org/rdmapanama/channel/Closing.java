@@ -13,8 +13,8 @@ import org.slf4j.LoggerFactory;
  * (BYE once everything sent is delivered, then the disconnect), the
  * connection's end as rdma_cm or a flushed completion reports it, and the
  * deadlines the loop watches: the graceful close's, the wait for rdma_cm's
- * report after a flush, and the drain's. The channel's {@code fail},
- * {@code startDrain} and {@code finish} do the abortive part.
+ * report after a flush, and the drain's; and the end of both closes: the
+ * drain ({@link #startDrain}) and the finish.
  */
 final class Closing {
     private static final class Log {
@@ -75,7 +75,7 @@ final class Closing {
             return;
         }
         connection.disconnect();
-        channel.startDrain();
+        startDrain();
     }
 
     /** The connection ended underneath (the cm thread's report, run on the loop). */
@@ -91,7 +91,7 @@ final class Closing {
         }
         boolean disconnected = end.reason() == ConnectionEnd.Reason.DISCONNECTED;
         if (disconnected && (receiver.peerSaidBye() || sender.byeSent())) {
-            channel.startDrain(); // a graceful close by one side
+            startDrain(); // a graceful close by one side
             return;
         }
         if (disconnected && !flushed && (receiver.outstanding() > 0 || receiver.sharedReceives())) {
@@ -158,8 +158,52 @@ final class Closing {
         } else if (state == MessageChannel.State.DRAINING && now - deadline >= 0) {
             Log.LOG.debug("{}: {} receives never completed after the flush; closing anyway",
                     name, receiver.outstanding());
-            channel.finish();
+            finish();
         }
+    }
+
+    /** Drops what was not posted and flushes what was; finishes once every completion is back. */
+    void startDrain() {
+        MessageChannel.State was = channel.state();
+        channel.state(MessageChannel.State.DRAINING);
+        watch(DRAIN_NANOS);
+        sender.dropQueued();
+        receiver.dropDeliveries();
+        if (was == MessageChannel.State.CONNECTING && channel.poster() == null) {
+            // never activated: nothing was posted but receives, and the connection closes them
+            finish();
+            return;
+        }
+        try {
+            connection.queuePair().toError(); // flushes what is outstanding
+            connection.disconnect(); // at once: the peer learns now, not after the flushes came in
+        } catch (RdmaException | RuntimeException e) {
+            Log.LOG.debug("moving {} to ERR and disconnecting: {}", name, e.getMessage());
+        }
+        // Only the receives: every one flushes, while an unsignaled send that completed never reports
+        // (its buffer is recycled at the finish; a late completion finds the channel's generation gone).
+        if (receiver.outstanding() == 0) {
+            finish();
+        }
+    }
+
+    void finish() {
+        channel.state(MessageChannel.State.CLOSED);
+        if (channel.poster() != null) {
+            channel.poster().close();
+        }
+        Throwable late = null;
+        try {
+            connection.close();
+        } catch (RdmaException | RuntimeException e) {
+            Log.LOG.warn("closing the connection of {}: {}", name, e.toString());
+            late = e;
+        }
+        // After the QP is gone: with an SRQ the drain did not wait for a flush, so the device may still have used them.
+        sender.recycleAll();
+        receiver.recycleReads();
+        receiver.recycleSlots();
+        channel.ended(late);
     }
 
     long deadline() {

@@ -56,6 +56,7 @@ public final class MessageChannel implements AutoCloseable {
     private ConfinedPoster poster;
     private final AtomicInteger pending = new AtomicInteger(); // user sends not posted yet
     private volatile boolean writable = true;
+    private volatile boolean outputShut;
 
     // Lifecycle: loop thread, except state (read anywhere).
     private volatile State state = State.CONNECTING;
@@ -129,6 +130,9 @@ public final class MessageChannel implements AutoCloseable {
             throw new ClosedResourceException(name + " is " + s.name().toLowerCase(java.util.Locale.ROOT)
                     + (cause != null ? ": " + cause.getMessage() : ""));
         }
+        if (outputShut) {
+            throw new ClosedResourceException(name + ": its output is shut down");
+        }
         if (length > peer.maxMessageSize()) {
             throw new IllegalArgumentException("a message of " + length + " bytes is larger than the peer takes ("
                     + peer.maxMessageSize() + ")");
@@ -167,6 +171,22 @@ public final class MessageChannel implements AutoCloseable {
             writable = false;
         }
         return w;
+    }
+
+    /**
+     * Half-close: what was sent so far is delivered, then the peer's handler hears
+     * {@link MessageHandler#onInputShutdown}; later sends throw. This side still receives; {@link #close} ends both.
+     */
+    public void shutdownOutput() {
+        outputShut = true;
+        loop.execute(() -> {
+            sender.shutOutput();
+            markDirty();
+        });
+    }
+
+    public boolean isOutputShutdown() {
+        return outputShut;
     }
 
     public boolean isOpen() {
@@ -248,7 +268,7 @@ public final class MessageChannel implements AutoCloseable {
             }
         }
         if (state == State.DRAINING && receiver.outstanding() == 0) {
-            finish();
+            closing.finish();
         }
     }
 
@@ -258,6 +278,15 @@ public final class MessageChannel implements AutoCloseable {
             released(m);
         } else {
             loop.handoff(m);
+        }
+    }
+
+    /** The peer's SHUT arrived, after everything it sent. */
+    void inputShutdown() {
+        try {
+            handler.onInputShutdown(this);
+        } catch (Throwable t) {
+            fail(t);
         }
     }
 
@@ -320,51 +349,14 @@ public final class MessageChannel implements AutoCloseable {
         }
         cause = t;
         Log.LOG.info("{} fails: {}", name, t.toString());
-        startDrain();
+        closing.startDrain();
     }
 
-    /** Drops what was not posted and flushes what was; finishes once every completion is back. */
-    void startDrain() {
-        State was = state;
-        state = State.DRAINING;
-        closing.watch(Closing.DRAIN_NANOS);
-        sender.dropQueued();
-        receiver.dropDeliveries();
-        if (was == State.CONNECTING && poster == null) {
-            // never activated: nothing was posted but receives, and the connection closes them
-            finish();
-            return;
+    /** The end, once the QP and every buffer are gone (Closing.finish): closeFuture and the handler hear it. */
+    void ended(Throwable late) {
+        if (cause == null) {
+            cause = late;
         }
-        try {
-            qp.toError(); // flushes what is outstanding
-            connection.disconnect(); // at once: the peer learns now, not after the flushes came in
-        } catch (RdmaException | RuntimeException e) {
-            Log.LOG.debug("moving {} to ERR and disconnecting: {}", name, e.getMessage());
-        }
-        // Only the receives: every one flushes, while an unsignaled send that completed never reports
-        // (its buffer is recycled at the finish; a late completion finds the channel's generation gone).
-        if (receiver.outstanding() == 0) {
-            finish();
-        }
-    }
-
-    void finish() {
-        state = State.CLOSED;
-        if (poster != null) {
-            poster.close();
-        }
-        try {
-            connection.close();
-        } catch (RdmaException | RuntimeException e) {
-            Log.LOG.warn("closing the connection of {}: {}", name, e.toString());
-            if (cause == null) {
-                cause = e;
-            }
-        }
-        // After the QP is gone: with an SRQ the drain did not wait for a flush, so the device may still have used them.
-        sender.recycleAll();
-        receiver.recycleReads();
-        receiver.recycleSlots();
         loop.table.remove(this);
         if (cause == null) {
             closed.complete(null);
@@ -376,6 +368,10 @@ public final class MessageChannel implements AutoCloseable {
         } catch (RuntimeException e) {
             Log.LOG.warn("the close handler of {} failed", name, e);
         }
+    }
+
+    ConfinedPoster poster() {
+        return poster;
     }
 
     State state() {

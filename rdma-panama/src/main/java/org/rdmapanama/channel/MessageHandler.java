@@ -16,6 +16,12 @@ public interface MessageHandler {
     /** {@link MessageChannel#isWritable()} changed. */
     default void onWritabilityChanged(MessageChannel channel) throws Exception {}
 
+    /**
+     * The peer shut its output down ({@link MessageChannel#shutdownOutput()}): every message it sent has come.
+     * This side may still send.
+     */
+    default void onInputShutdown(MessageChannel channel) throws Exception {}
+
     /** The channel is closed: {@code cause} is null after a graceful close by either side. */
     default void onClose(MessageChannel channel, Throwable cause) {}
 }

@@ -35,6 +35,7 @@ final class ReceiveSide {
     private final int[] early; // (slot, bytes) pairs that came before activation
     private int earlyCount;
     private boolean peerSaidBye;
+    private boolean peerShut;
 
     // Rendezvous, receiving, and delivery in order.
     private long[] peerRegionAddress = new long[16];
@@ -176,6 +177,9 @@ final class ReceiveSide {
             if ((flags & Wire.FLAG_ANSWER) != 0) {
                 sender.answered();
             }
+            if (peerShut && (type == Wire.DATA || type == Wire.RNDV)) {
+                throw new ProtocolException("a " + Wire.typeName(type) + " message after the peer's SHUT");
+            }
             switch (type) {
                 case Wire.DATA -> {
                     Message m = slots.message(slot);
@@ -195,6 +199,11 @@ final class ReceiveSide {
                 case Wire.ADVERTISE -> {
                     receiveAdvertise(s);
                     repost(slot, true);
+                }
+                case Wire.SHUT -> {
+                    peerShut = true;
+                    repost(slot, true);
+                    channel.inputShutdown();
                 }
                 case Wire.BYE -> {
                     peerSaidBye = true; // the disconnect follows; nothing more arrives

@@ -31,6 +31,7 @@ final class SendSide {
     private int peerReceives;
     private boolean requestOutstanding; // we asked for credits and none came yet
     private boolean byeSent;
+    private boolean shutWanted, shutSent;
 
     private MessageBuffer queueHead, queueTail, backlogHead, backlogTail; // ready to post; waiting for a token
 
@@ -107,7 +108,8 @@ final class SendSide {
     /** A user's send, arrived on the loop thread. */
     void enqueue(MessageBuffer b) {
         MessageChannel.State state = channel.state();
-        if (state != MessageChannel.State.OPEN && state != MessageChannel.State.CLOSING) {
+        if (state != MessageChannel.State.OPEN && state != MessageChannel.State.CLOSING || shutSent) {
+            // (after the SHUT: a send that raced shutdownOutput, which the peer must not see)
             pending.decrementAndGet();
             b.recycle();
             return;
@@ -137,6 +139,11 @@ final class SendSide {
             admit(b);
         }
         postSends();
+        if (shutWanted && !shutSent && allSent()) { // after every rendezvous is read: nothing is delivered after it
+            shutSent = true;
+            append(control(Wire.SHUT, 0, 0));
+            postSends();
+        }
         returnCredits();
     }
 
@@ -184,6 +191,11 @@ final class SendSide {
     /** Nothing waits to be sent, and no rendezvous waits for the peer's read. */
     boolean allSent() {
         return queueHead == null && backlogHead == null && tokens.allBack();
+    }
+
+    /** Once everything sent before it is delivered, a SHUT: see {@link MessageChannel#shutdownOutput()}. */
+    void shutOutput() {
+        shutWanted = true;
     }
 
     boolean byeSent() {
@@ -268,7 +280,7 @@ final class SendSide {
         while (queueHead != null && n < POST_BATCH && slots.hasRoom(n)) {
             MessageBuffer b = queueHead;
             boolean free = b.wireType == Wire.CREDIT && (Wire.flags(b.whole) & Wire.FLAG_ANSWER) != 0;
-            if (!free && credits < (b.wireType == Wire.CREDIT || b.wireType == Wire.BYE ? 1 : DATA_CREDITS)) {
+            if (!free && credits < (b.wireType == Wire.CREDIT || b.wireType == Wire.BYE || b.wireType == Wire.SHUT ? 1 : DATA_CREDITS)) {
                 break;
             }
             queueHead = b.queueNext;

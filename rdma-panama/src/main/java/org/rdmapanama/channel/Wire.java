@@ -10,7 +10,7 @@ import java.nio.ByteOrder;
  * <pre>
  *  0 magic   u16  0x5250 ("RP")
  *  2 version u8   1
- *  3 type    u8   DATA, CREDIT, RNDV, DONE, ADVERTISE or BYE
+ *  3 type    u8   DATA, CREDIT, RNDV, DONE, ADVERTISE, BYE or SHUT
  *  4 credits u16  receives the sender reposted since it last said so
  *  6 flags   u16  CREDIT only: bit 0 REQUEST (the sender waits for credits), bit 1 ANSWER (to one)
  *  8 length  u32  DATA: payload bytes; RNDV: the message's length; else 0
@@ -36,6 +36,8 @@ final class Wire {
     static final int DONE = 4;
     static final int ADVERTISE = 5;
     static final int BYE = 6;
+    /** The sender's half-close: no DATA or RNDV follows; it still receives, and still sends CREDIT and DONE. */
+    static final int SHUT = 7;
     static final int FLAG_REQUEST = 1;
     static final int FLAG_ANSWER = 2;
 
@@ -51,6 +53,7 @@ final class Wire {
             case DONE -> "DONE";
             case ADVERTISE -> "ADVERTISE";
             case BYE -> "BYE";
+            case SHUT -> "SHUT";
             default -> "type " + type;
         };
     }
@@ -128,7 +131,7 @@ final class Wire {
                 }
                 yield HEADER + length;
             }
-            case CREDIT, DONE, BYE -> {
+            case CREDIT, DONE, BYE, SHUT -> {
                 requireZeroLength(type, length);
                 yield HEADER;
             }
