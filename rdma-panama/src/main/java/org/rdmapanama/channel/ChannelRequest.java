@@ -16,9 +16,15 @@ public final class ChannelRequest {
 
     /**
      * Opens the channel on {@code loop} with {@code handler}; the future completes once it is open (on the
-     * loop's thread), or with why it could not be.
+     * loop's thread), or with why it could not be. The loop must be of the listening group: its completion
+     * queue is on the group's device.
      */
     public CompletableFuture<MessageChannel> accept(DrivenLoop loop, MessageHandler handler) {
+        if (loop.group() != server.group()) {
+            request.reject();
+            return CompletableFuture.failedFuture(new IllegalArgumentException(loop + " is a loop of "
+                    + loop.group() + ", not of the group listening at " + server.address() + ": the request was rejected"));
+        }
         return server.accept(request, loop.loop, handler);
     }
 

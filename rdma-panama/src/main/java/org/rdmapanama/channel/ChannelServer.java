@@ -174,4 +174,8 @@ public final class ChannelServer implements AutoCloseable {
     public String toString() {
         return "channel server on " + address;
     }
+
+    ChannelGroup group() {
+        return group;
+    }
 }

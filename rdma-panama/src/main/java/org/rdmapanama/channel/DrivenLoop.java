@@ -133,4 +133,8 @@ public final class DrivenLoop implements AutoCloseable {
     public String toString() {
         return loop.name;
     }
+
+    ChannelGroup group() {
+        return group;
+    }
 }

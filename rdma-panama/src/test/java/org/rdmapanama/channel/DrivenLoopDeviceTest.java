@@ -172,6 +172,28 @@ class DrivenLoopDeviceTest {
         assertEquals(before, LeakCheck.awaitCounts(before), "every verbs object freed");
     }
 
+    /** A request accepted on another group's loop (another device context) is refused and rejected. */
+    @OnEveryLabTransport
+    void aRequestAcceptedOnAnotherGroupsLoopIsRejected(Transport t) throws Exception {
+        ChannelOptions o = ChannelOptions.defaults().withLoops(0).withBusyPollNanos(0);
+        try (ChannelGroup server = group(t, o); ChannelGroup other = group(t, o);
+             Driver loop = new Driver(server.newDrivenLoop(), "driven-server");
+             Driver foreign = new Driver(other.newDrivenLoop(), "driven-other")) {
+            CompletableFuture<Throwable> refused = new CompletableFuture<>();
+            try (ChannelServer s = server.listen(new InetSocketAddress(server.address(), 0),
+                    request -> request.accept(foreign.loop, (c, m) -> m.release())
+                            .whenComplete((c, e) -> refused.complete(e)))) {
+                CompletableFuture<MessageChannel> f = server.connect(s.address(), (c, m) -> m.release(), loop.loop,
+                        Duration.ofSeconds(SECONDS));
+                Throwable e = refused.get(SECONDS, TimeUnit.SECONDS);
+                assertTrue(e instanceof IllegalArgumentException && e.getMessage().contains("not of the group"),
+                        "refused: " + e);
+                assertThrows(java.util.concurrent.ExecutionException.class, () -> f.get(SECONDS, TimeUnit.SECONDS),
+                        "the peer's connect is rejected");
+            }
+        }
+    }
+
     /** A channel left open when its loop closes is closed with it. */
     @OnEveryLabTransport
     void closingALoopClosesItsChannels(Transport t) throws Exception {
