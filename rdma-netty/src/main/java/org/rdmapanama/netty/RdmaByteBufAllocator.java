@@ -38,7 +38,7 @@ public final class RdmaByteBufAllocator extends AbstractByteBufAllocator {
             } catch (RdmaException | RuntimeException e) {
                 return plain.directBuffer(initialCapacity, maxCapacity); // the pool is full, or closed
             }
-            return new RegisteredBuf(this, group, mb, maxCapacity);
+            return RegisteredBuf.of(this, group, mb, maxCapacity);
         }
         return plain.directBuffer(initialCapacity, maxCapacity);
     }

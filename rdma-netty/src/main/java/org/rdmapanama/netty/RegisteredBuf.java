@@ -17,10 +17,16 @@ import java.nio.ByteBuffer;
  * Growing moves it to a larger registered buffer (past the largest message, to
  * plain direct memory, which a write then copies). Its last release gives the
  * registered buffer back, unless it was sent: then it is the channel's.
+ * The view is attached to its first buffer and used again whenever the pool
+ * hands that buffer out, unless it grew: an allocation then makes no object.
+ * As with Netty's pooled buffers, a reference kept past release sees the
+ * buffer's next use.
  */
 final class RegisteredBuf extends UnpooledDirectByteBuf {
     private final ChannelGroup group;
     private final int maxMessage;
+    private final MessageBuffer home; // the first buffer, which the view stays on unless it grows
+    private boolean grew;
     /** The registered buffer under the view now; null when that is plain memory, or once it was sent. */
     private MessageBuffer current;
     /** The first buffer, which super never frees (it was given, not allocated): released here. */
@@ -28,13 +34,33 @@ final class RegisteredBuf extends UnpooledDirectByteBuf {
     /** A later buffer taken for a send: the Registered holding it must not release it when cleaned. */
     private MessageBuffer handOver;
 
-    RegisteredBuf(RdmaByteBufAllocator alloc, ChannelGroup group, MessageBuffer mb, int maxCapacity) {
+    private RegisteredBuf(RdmaByteBufAllocator alloc, ChannelGroup group, MessageBuffer mb, int maxCapacity) {
         super(alloc, mb.segment().asSlice(0, Math.min(mb.capacity(), maxCapacity)).asByteBuffer(), maxCapacity);
         this.group = group;
         this.maxMessage = group.options().maxMessageSize();
+        this.home = mb;
         this.current = mb;
         this.first = mb;
         setIndex(0, 0);
+    }
+
+    /** The view of {@code mb}: the one attached to it when that is free and spans the buffer, else a new one. */
+    static RegisteredBuf of(RdmaByteBufAllocator alloc, ChannelGroup group, MessageBuffer mb, int maxCapacity) {
+        if (mb.attachment() instanceof RegisteredBuf r && r.refCnt() == 0 && !r.grew
+                && r.capacity() == mb.capacity() && r.capacity() <= maxCapacity) {
+            r.resetRefCnt();
+            r.maxCapacity(maxCapacity);
+            r.current = mb;
+            r.first = mb;
+            r.handOver = null;
+            r.setIndex(0, 0);
+            r.markReaderIndex();
+            r.markWriterIndex();
+            return r;
+        }
+        RegisteredBuf r = new RegisteredBuf(alloc, group, mb, maxCapacity);
+        mb.attach(r);
+        return r;
     }
 
     @Override
@@ -50,6 +76,7 @@ final class RegisteredBuf extends UnpooledDirectByteBuf {
 
     @Override
     protected CleanableDirectBuffer allocateDirectBuffer(int capacity) {
+        grew = true;
         MessageBuffer mb = null;
         if (capacity <= maxMessage) {
             try {
@@ -89,6 +116,16 @@ final class RegisteredBuf extends UnpooledDirectByteBuf {
 
     @Override
     protected void deallocate() {
+        if (!grew) {
+            // Not super's, which drops the ByteBuffer: the view stays on its buffer for the buffer's next use.
+            MessageBuffer f = first;
+            first = null;
+            current = null;
+            if (f != null) {
+                f.release(); // last: from here another thread may take the buffer, and this view with it
+            }
+            return;
+        }
         super.deallocate(); // cleans a Registered, unless it is the first buffer
         if (first != null) {
             MessageBuffer f = first;

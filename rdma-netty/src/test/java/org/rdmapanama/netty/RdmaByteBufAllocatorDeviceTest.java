@@ -131,6 +131,44 @@ class RdmaByteBufAllocatorDeviceTest {
         }
     }
 
+    /** A buffer allocated, written and released again and again is the same view: no garbage per buffer. */
+    @OnEveryLabTransport
+    void aReleasedBufferIsReusedWithoutAllocating(Transport t) throws Exception {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        io.netty.util.ResourceLeakDetector.Level level = io.netty.util.ResourceLeakDetector.getLevel();
+        io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED); // its samples allocate
+        try (RdmaTransport rdma = NettyLab.open(t, ChannelOptions.defaults())) {
+            ByteBufAllocator alloc = rdma.allocator();
+            ByteBuf first = alloc.buffer(1000);
+            first.release();
+            for (int i = 0; i < 20_000; i++) { // the JIT's warm-up
+                cycle(alloc, i);
+            }
+            int n = 50_000;
+            long before = threads.getCurrentThreadAllocatedBytes();
+            for (int i = 0; i < n; i++) {
+                cycle(alloc, i);
+            }
+            long bytes = threads.getCurrentThreadAllocatedBytes() - before;
+            assertTrue(bytes < n / 10, bytes + " bytes allocated for " + n + " buffers");
+            ByteBuf again = alloc.buffer(1000);
+            assertSame(first, again, "the buffer's view, used again");
+            again.release();
+        } finally {
+            io.netty.util.ResourceLeakDetector.setLevel(level);
+        }
+    }
+
+    private static void cycle(ByteBufAllocator alloc, int i) {
+        ByteBuf b = alloc.buffer(1000);
+        b.writeLong(i).writeInt(i);
+        if (b.readLong() != i) {
+            throw new AssertionError("read back");
+        }
+        b.release();
+    }
+
     @OnEveryLabTransport
     void anAllocatorTheApplicationSetsIsKept(Transport t) throws Exception {
         try (RdmaTransport rdma = NettyLab.open(t, ChannelOptions.defaults())) {

@@ -40,6 +40,7 @@ public final class MessageBuffer extends LoopTask {
     private final MemorySegment payload;
     @SuppressWarnings("unused") // through STATE
     private volatile int state;
+    private Object attachment; // kept across the buffer's uses: the pool's push and pop order its reads and writes
 
     // Free-list link (the pool's), and the fields a send carries to the loop thread.
     int nextFree;
@@ -68,6 +69,15 @@ public final class MessageBuffer extends LoopTask {
 
     public int capacity() {
         return (int) payload.byteSize();
+    }
+
+    /** A framework's object for this buffer (a view of it), kept while the buffer goes round the pool. */
+    public void attach(Object value) {
+        attachment = value;
+    }
+
+    public Object attachment() {
+        return attachment;
     }
 
     /** Gives a buffer that will not be sent back to the pool. */
