@@ -8,6 +8,8 @@ import java.util.concurrent.CompletionException;
 
 /** A failed set-up as TCP code expects it: a {@link ConnectException}, a {@link ConnectTimeoutException} when out of time. */
 final class ConnectErrors {
+    private static final int ETIMEDOUT = 110; // Linux
+
     private ConnectErrors() {}
 
     /** Refused, unreachable, no route, or an rdma_cm step that ran out of time. */
@@ -20,9 +22,10 @@ final class ConnectErrors {
         return c;
     }
 
+    /** Our own step deadline, or the kernel's (an ADDR_ERROR or UNREACHABLE event with ETIMEDOUT). */
     private static boolean timedOut(Throwable e) {
         for (Throwable c = e; c != null; c = c.getCause()) {
-            if (c instanceof CmException cm && cm.isTimeout()) {
+            if (c instanceof CmException cm && (cm.isTimeout() || cm.errno() == ETIMEDOUT)) {
                 return true;
             }
         }

@@ -41,8 +41,8 @@ final class HalfClose {
     ChannelFuture shutdownInput(ChannelPromise p) {
         return onLoop(p, () -> {
             inputShut = true;
-            reads.releaseAll();
             p.setSuccess();
+            reads.dropAndEnd(); // a close or SHUT of the peer's that waited for those reads happens now
         });
     }
 

@@ -1,6 +1,7 @@
 package org.rdmapanama.netty;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.RecvByteBufAllocator;
 import org.rdmapanama.channel.Message;
@@ -92,7 +93,9 @@ final class Reads {
     private ByteBuf view(Message m) {
         int len = m.length();
         if (heldViews.get() >= ch.config().getMaxHeldViews()) {
-            ByteBuf copy = ch.config().getAllocator().directBuffer(len);
+            ByteBufAllocator a = ch.config().getAllocator();
+            // Not in registered memory: the copy is made so that the reader does not hold the channel's memory.
+            ByteBuf copy = (a instanceof RdmaByteBufAllocator r ? r.plain() : a).directBuffer(len);
             try {
                 copy.writeBytes(m.segment().asSlice(0, len).asByteBuffer());
             } finally {
@@ -101,6 +104,16 @@ final class Reads {
             return copy;
         }
         return ReceivedBuf.of(ch.config().getAllocator(), m, heldViews);
+    }
+
+    /** shutdownInput: what was not read goes back, and the peer's end that waited for it runs. */
+    void dropAndEnd() {
+        releaseAll();
+        Runnable r = atEnd;
+        atEnd = null;
+        if (r != null) {
+            r.run();
+        }
     }
 
     /** At close: what was not read goes back. */

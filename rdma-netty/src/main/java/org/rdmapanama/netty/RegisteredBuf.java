@@ -86,7 +86,7 @@ final class RegisteredBuf extends UnpooledDirectByteBuf {
             }
         }
         current = mb;
-        return mb != null ? new Registered(mb, capacity) : new Plain(ByteBuffer.allocateDirect(capacity));
+        return mb != null ? new Registered(mb, capacity) : super.allocateDirectBuffer(capacity);
     }
 
     /**
@@ -159,10 +159,4 @@ final class RegisteredBuf extends UnpooledDirectByteBuf {
         }
     }
 
-    /** Past the largest message, or with the pool full: memory the GC frees. */
-    private record Plain(ByteBuffer buffer) implements CleanableDirectBuffer {
-        @Override
-        public void clean() {
-        }
-    }
 }

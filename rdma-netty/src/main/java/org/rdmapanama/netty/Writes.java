@@ -42,7 +42,8 @@ final class Writes implements ChannelOutboundBuffer.MessageProcessor {
                 MessageBuffer own;
                 if (len == 0) {
                     in.remove();
-                } else if ((len >= eagerLimit || in.size() == 1) && (own = registered(buf)) != null) {
+                } else if ((len >= eagerLimit || in.size() == 1) && len <= maxMessage
+                        && buf instanceof RegisteredBuf r && (own = r.takeForSend(group)) != null) {
                     send(mc, own, len);
                     in.remove();
                 } else if (len >= eagerLimit) {
@@ -75,21 +76,6 @@ final class Writes implements ChannelOutboundBuffer.MessageProcessor {
             // exception would only shut its output down, and the peer would wait for the rest.
             throw new java.io.IOException(mc + ": " + e.getMessage(), e);
         }
-    }
-
-    /** The buffer under {@code buf} to send as it is, or null. A leak detector's wrapper is seen through. */
-    private MessageBuffer registered(ByteBuf buf) {
-        ByteBuf b = buf;
-        if (!(b instanceof RegisteredBuf)) {
-            ByteBuf u = buf.unwrap();
-            // The same view (a leak detector's wrapper or a duplicate), not a slice of it.
-            if (!(u instanceof RegisteredBuf) || u.capacity() != buf.capacity()
-                    || u.readerIndex() != buf.readerIndex() || u.writerIndex() != buf.writerIndex()) {
-                return null;
-            }
-            b = u;
-        }
-        return ((RegisteredBuf) b).takeForSend(group);
     }
 
     @Override

@@ -89,6 +89,8 @@ class RdmaByteBufAllocatorDeviceTest {
                 sentBytes += write(client, filled(alloc.buffer(64), 50_000, 4, sent), true);
                 // Grown past the largest message: plain memory, copied and cut.
                 sentBytes += write(client, filled(alloc.buffer(64), MAX_MESSAGE + 44_000, 5, sent), true);
+                // Registered but past the largest message (the pool's size classes are powers of two): copied and cut.
+                sentBytes += write(client, filled(alloc.buffer(MAX_MESSAGE - 10), MAX_MESSAGE + 30_000, 8, sent), true);
                 // Shared with the writer, who reads it after the send: copied, so the writer's view keeps its bytes.
                 ByteBuf kept = filled(alloc.buffer(), 4000, 6, sent);
                 sentBytes += write(client, kept.retainedDuplicate(), true);

@@ -127,6 +127,11 @@ public final class ChannelGroup implements AutoCloseable {
         return options;
     }
 
+    /** The most memory the pool registers: past it, the channels' sends and rendezvous receives fail. */
+    public long poolLimit() {
+        return POOL_LIMIT;
+    }
+
     /** Bytes of memory registered for the pool so far. */
     public long registeredBytes() {
         return pool.registeredBytes();

@@ -109,7 +109,10 @@ final class SendSide {
     void enqueue(MessageBuffer b) {
         MessageChannel.State state = channel.state();
         if (state != MessageChannel.State.OPEN && state != MessageChannel.State.CLOSING || shutSent) {
-            // (after the SHUT: a send that raced shutdownOutput, which the peer must not see)
+            if (shutSent) { // a send that raced shutdownOutput from another thread: the peer must not see it
+                org.slf4j.LoggerFactory.getLogger(MessageChannel.class)
+                        .warn("{}: a send that came after shutdownOutput was dropped", channel.name());
+            }
             pending.decrementAndGet();
             b.recycle();
             return;

@@ -28,7 +28,7 @@ final class Wire {
     static final int DESCRIPTOR = 16;
     static final int PRIVATE_DATA = 16;
     static final short MAGIC = 0x5250;
-    static final byte VERSION = 1;
+    static final byte VERSION = 2; // 2: SHUT
 
     static final int DATA = 1;
     static final int CREDIT = 2;
