@@ -42,6 +42,33 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class NettyMalformedPeerDeviceTest {
     private static final int SECONDS = 30;
 
+    /** One for every child (so @Sharable): echoes, and records what the children hear. */
+    @io.netty.channel.ChannelHandler.Sharable
+    private static final class ChildRecorder extends ChannelInboundHandlerAdapter {
+        private final BlockingQueue<Throwable> caught;
+        private final BlockingQueue<Boolean> inactive;
+
+        ChildRecorder(BlockingQueue<Throwable> caught, BlockingQueue<Boolean> inactive) {
+            this.caught = caught;
+            this.inactive = inactive;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ctx.writeAndFlush(msg); // echo
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            caught.add(cause);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            inactive.add(true);
+        }
+    }
+
     @OnEveryLabTransport
     void aMalformedMessageClosesOnlyItsChild(Transport t) throws Exception {
         ChannelOptions o = ChannelOptions.defaults();
@@ -51,22 +78,7 @@ class NettyMalformedPeerDeviceTest {
                 BlockingQueue<Throwable> caught = new LinkedBlockingQueue<>();
                 BlockingQueue<Boolean> inactive = new LinkedBlockingQueue<>();
                 Channel server = new ServerBootstrap().group(loops).channel(RdmaServerSocketChannel.class)
-                        .childHandler(new ChannelInboundHandlerAdapter() {
-                            @Override
-                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                                ctx.writeAndFlush(msg); // echo
-                            }
-
-                            @Override
-                            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-                                caught.add(cause);
-                            }
-
-                            @Override
-                            public void channelInactive(ChannelHandlerContext ctx) {
-                                inactive.add(true);
-                            }
-                        })
+                        .childHandler(new ChildRecorder(caught, inactive))
                         .bind(new InetSocketAddress(rdma.address(), 0)).sync().channel();
                 InetSocketAddress at = (InetSocketAddress) server.localAddress();
                 BlockingQueue<String> replies = new LinkedBlockingQueue<>();

@@ -14,6 +14,10 @@ import org.rdmapanama.verbs.QueuePairType;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A connection's verbs objects on its cm_id's device: the context librdmacm
@@ -104,6 +108,44 @@ final class ConnectionResources {
         teardownPending = true;
         retryTeardown();
     }
+
+    /**
+     * {@link #teardown} on the rdma_cm loop thread, waited for: while it handles a connect's response or a
+     * reject, rdma_get_cm_event uses {@code id->qp} (ibv_set_ece, the moves to RTR, RTS or ERR), and an
+     * rdma_destroy_qp on another thread frees the QP under it (the JVM crashed so in the lab when a connect
+     * was cancelled). After {@link #LOOP_PATIENCE_SECONDS} this thread does it: the loop may be closed or
+     * stuck, and the teardown runs once whichever thread comes first. With no loop, here.
+     */
+    void teardownOnLoop(CmEventLoop loop) throws RdmaException {
+        teardownPending = true;
+        if (loop != null && !loop.onLoopThread()) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            try {
+                loop.execute(() -> {
+                    try {
+                        retryTeardown();
+                        done.complete(null);
+                    } catch (Throwable t) {
+                        done.completeExceptionally(t);
+                    }
+                });
+                done.get(LOOP_PATIENCE_SECONDS, TimeUnit.SECONDS);
+                return;
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof RdmaException r) {
+                    throw r;
+                }
+                throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+            } catch (IllegalStateException | TimeoutException e) {
+                // the loop is closed (no events come any more) or busy: here, then
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        retryTeardown();
+    }
+
+    static final int LOOP_PATIENCE_SECONDS = 2;
 
     /**
      * Finishes a teardown that could not complete: ResourceBusyException and

@@ -374,7 +374,8 @@ public final class RdmaConnection implements AutoCloseable {
         events.end(() -> new ClosedResourceException(describe() + " is closed"));
         loop.unregister(id.key()); // before rdma_destroy_id: see CmEventLoop.dispatch
         try {
-            resources.teardown();
+            // Before ESTABLISHED the loop may be handling the connect's response or a reject, with the QP.
+            resources.teardownOnLoop(was == State.RESOLVED || was == State.REQUESTED ? loop : null);
         } finally {
             ending.end(ConnectionEnd.Reason.CLOSED, describe() + " was closed");
         }
