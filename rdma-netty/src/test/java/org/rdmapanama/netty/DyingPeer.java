@@ -2,7 +2,6 @@ package org.rdmapanama.netty;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -12,20 +11,20 @@ import org.rdmapanama.device.Transport;
 import java.net.InetSocketAddress;
 
 /**
- * A Netty client in a JVM of its own, for a test to kill: it connects to {@code host port} on the lab
- * device of {@code transport}, writes "hello", says "connected" on stdout and waits to be killed.
+ * Netty clients in a JVM of their own, for a test to kill: for each {@code transport host port} triple it
+ * connects on that transport's lab device and writes "hello", then says "connected" on stdout and waits.
  */
 public final class DyingPeer {
     private DyingPeer() {}
 
     public static void main(String[] args) throws Exception {
-        Transport t = Transport.valueOf(args[0]);
-        InetSocketAddress at = new InetSocketAddress(args[1], Integer.parseInt(args[2]));
-        RdmaTransport rdma = NettyLab.open(t, ChannelOptions.defaults());
-        EventLoopGroup loops = new MultiThreadIoEventLoopGroup(1, rdma.ioHandlerFactory());
-        Channel ch = new Bootstrap().group(loops).channel(RdmaSocketChannel.class)
-                .handler(new ChannelInboundHandlerAdapter()).connect(at).sync().channel();
-        ch.writeAndFlush(Unpooled.wrappedBuffer("hello".getBytes())).sync();
+        for (int i = 0; i + 2 < args.length; i += 3) {
+            RdmaTransport rdma = NettyLab.open(Transport.valueOf(args[i]), ChannelOptions.defaults());
+            EventLoopGroup loops = new MultiThreadIoEventLoopGroup(1, rdma.ioHandlerFactory());
+            new Bootstrap().group(loops).channel(RdmaSocketChannel.class).handler(new ChannelInboundHandlerAdapter())
+                    .connect(new InetSocketAddress(args[i + 1], Integer.parseInt(args[i + 2]))).sync().channel()
+                    .writeAndFlush(Unpooled.wrappedBuffer("hello".getBytes())).sync();
+        }
         System.out.println("connected");
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);
