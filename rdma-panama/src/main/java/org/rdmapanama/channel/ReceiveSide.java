@@ -332,6 +332,7 @@ final class ReceiveSide {
             }
             return;
         }
+        sender.rendezvousReleased(m.token);
         if (m.buffer != null) {
             m.buffer.recycle();
             m.buffer = null;

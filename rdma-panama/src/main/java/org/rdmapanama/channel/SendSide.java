@@ -110,8 +110,7 @@ final class SendSide {
         MessageChannel.State state = channel.state();
         if (state != MessageChannel.State.OPEN && state != MessageChannel.State.CLOSING || shutSent) {
             if (shutSent) { // a send that raced shutdownOutput from another thread: the peer must not see it
-                org.slf4j.LoggerFactory.getLogger(MessageChannel.class)
-                        .warn("{}: a send that came after shutdownOutput was dropped", channel.name());
+                org.slf4j.LoggerFactory.getLogger(MessageChannel.class).warn("{}: a send after the SHUT dropped", channel.name());
             }
             pending.decrementAndGet();
             b.recycle();
@@ -191,15 +190,11 @@ final class SendSide {
         return c;
     }
 
-    /** Nothing waits to be sent, and no rendezvous waits for the peer's read. */
-    boolean allSent() {
-        return queueHead == null && backlogHead == null && tokens.allBack();
-    }
+    /** Nothing waits to be sent, and no rendezvous waits for the peer's release. */
+    boolean allSent() { return queueHead == null && backlogHead == null && tokens.allBack(); }
 
     /** Once everything sent before it is delivered, a SHUT: see {@link MessageChannel#shutdownOutput()}. */
-    void shutOutput() {
-        shutWanted = true;
-    }
+    void shutOutput() { shutWanted = true; }
 
     boolean byeSent() {
         return byeSent;
@@ -353,7 +348,7 @@ final class SendSide {
         }
     }
 
-    /** A rendezvous read landed: DONE tells the peer to free its buffer, and delivery goes on in order. */
+    /** A rendezvous read landed: delivery goes on in order. */
     private void readDone(Message r) {
         readsInFlight--;
         MessageChannel.State state = channel.state();
@@ -361,13 +356,21 @@ final class SendSide {
             return;
         }
         r.ready = true;
-        try {
-            append(control(Wire.DONE, 0, r.token));
-        } catch (RdmaException | RuntimeException e) {
-            channel.fail(e);
+        receiver.drainDelivery();
+    }
+
+    /** Released, not read: a reader that holds rendezvous messages slows its sender, as with eager ones. */
+    void rendezvousReleased(int token) {
+        MessageChannel.State state = channel.state();
+        if (state == MessageChannel.State.DRAINING || state == MessageChannel.State.CLOSED) {
             return;
         }
-        receiver.drainDelivery();
+        try {
+            append(control(Wire.DONE, 0, token));
+            channel.markDirty();
+        } catch (RdmaException | RuntimeException e) {
+            channel.fail(e);
+        }
     }
 
     /** Aborting: what was never posted goes back to the pool. */
