@@ -290,7 +290,8 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
             connectPromise = null;
             cancelConnectTimeout();
             Throwable cause = ConnectErrors.asConnectException(e);
-            p.tryFailure(annotateConnectException(cause, remote));
+            // Netty's annotation makes a plain ConnectException of it: a timeout goes as it is, as over NIO.
+            p.tryFailure(cause instanceof ConnectTimeoutException ? cause : annotateConnectException(cause, remote));
             close(voidPromise());
         }
 

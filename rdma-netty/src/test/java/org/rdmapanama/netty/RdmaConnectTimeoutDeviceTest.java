@@ -40,7 +40,7 @@ class RdmaConnectTimeoutDeviceTest {
                         .connect(new InetSocketAddress(InetAddress.getByAddress(a), LabPorts.next()));
                 assertTrue(f.await(30, TimeUnit.SECONDS), "the connect ends, it does not hang");
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-                assertInstanceOf(ConnectTimeoutException.class, f.cause(), "after " + ms + " ms");
+                assertInstanceOf(ConnectTimeoutException.class, f.cause(), "after " + ms + " ms: " + f.cause());
                 assertTrue(ms < 10_000, "timed out after " + ms + " ms, asked for 1,000");
                 assertTrue(f.channel().closeFuture().await(30, TimeUnit.SECONDS), "the channel is closed");
             } finally {
