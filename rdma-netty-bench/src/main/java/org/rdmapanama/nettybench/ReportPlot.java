@@ -65,6 +65,24 @@ final class ReportPlot {
         if (!ImageIO.write(img, "png", png.toFile())) throw new IOException("no PNG writer in this JDK");
     }
 
+    /** Log-axis ticks fall on odd values (7943.282): three significant figures, as in the table. */
+    private static final java.text.NumberFormat THREE_FIGURES = new java.text.NumberFormat() {
+        @Override
+        public StringBuffer format(double number, StringBuffer to, java.text.FieldPosition pos) {
+            return to.append(Summary.fmt(number));
+        }
+
+        @Override
+        public StringBuffer format(long number, StringBuffer to, java.text.FieldPosition pos) {
+            return to.append(Summary.fmt(number));
+        }
+
+        @Override
+        public Number parse(String source, java.text.ParsePosition pos) {
+            throw new UnsupportedOperationException("axis labels are only written");
+        }
+    };
+
     static JFreeChart panel(Summary s, String device, Summary.Metric m) {
         DefaultCategoryDataset data = new DefaultCategoryDataset();
         double lo = Double.MAX_VALUE, hi = 0;
@@ -86,7 +104,7 @@ final class ReportPlot {
         LogAxis y = new LogAxis(m.unit + ", log scale");
         y.setSmallestValue(lo / 10);
         y.setRange(lo / 2, hi * 2);
-        y.setNumberFormatOverride(new java.text.DecimalFormat("0.###"));
+        y.setNumberFormatOverride(THREE_FIGURES);
         LineAndShapeRenderer renderer = new LineAndShapeRenderer(true, true);
         for (int i = 0; i < s.series.size(); i++) {
             String name = s.series.get(i);
