@@ -26,10 +26,11 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 final class ChannelEcho {
     private ChannelEcho() {}
 
-    static void serve(Endpoint e, Runnable listening) throws Exception {
-        CompletableFuture<Void> stop = new CompletableFuture<>();
-        try (ChannelGroup group = ChannelGroup.open(e.config(), e.channelOptions());
-             ChannelServer server = group.listen(new InetSocketAddress(group.address(), e.port()), (ch, m) -> {
+    /** Listens on {@code port}; a client's STOP completes {@code stop}. Closing it closes the server and its group. */
+    static AutoCloseable start(Endpoint e, int port, CompletableFuture<Void> stop) throws Exception {
+        ChannelGroup group = ChannelGroup.open(e.config(), e.channelOptions());
+        try {
+            ChannelServer server = group.listen(new InetSocketAddress(group.address(), port), (ch, m) -> {
                  int len = m.length();
                  int op = len >= 4 ? m.segment().get(JAVA_INT_UNALIGNED, 0) : 0;
                  if (op == Wire.ECHO) {
@@ -47,10 +48,14 @@ final class ChannelEcho {
                  if (op == Wire.STOP) {
                      stop.complete(null);
                  }
-             })) {
-            listening.run();
-            stop.join();
-            Thread.sleep(200); // the STOP's reply goes out before the group closes
+             });
+            return () -> {
+                server.close();
+                group.close();
+            };
+        } catch (Exception x) {
+            group.close();
+            throw x;
         }
     }
 

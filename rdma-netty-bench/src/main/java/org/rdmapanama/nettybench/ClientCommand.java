@@ -6,8 +6,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.io.PrintStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,16 +42,21 @@ final class ClientCommand implements Callable<Integer> {
     @Option(names = "--seconds", paramLabel = "S", defaultValue = "1.0", description = "measured time per case (default 1.0)")
     double seconds;
 
-    @Option(names = "--case-warmup", paramLabel = "S", defaultValue = "0.3",
-            description = "unrecorded run before each case (default 0.3)")
+    @Option(names = "--case-warmup", paramLabel = "S", defaultValue = "0.2",
+            description = "unrecorded run before each case (default 0.2)")
     double caseWarmup;
 
-    @Option(names = "--warmup", paramLabel = "S", defaultValue = "3",
-            description = "unrecorded runs of every case at the start, at least this long (default 3)")
+    @Option(names = "--warmup", paramLabel = "S", defaultValue = "3", description = {
+            "unrecorded runs at the start, at least this long (default 3): every size on the fewest connections",
+            "and the smallest window, and the smallest size on the most connections and the largest window"})
     double warmup;
 
     @Option(names = "--csv", paramLabel = "FILE", description = "append the rows to FILE (a header first if it is new)")
     Path csv;
+
+    @Option(names = "--rotate", paramLabel = "K", defaultValue = "0",
+            description = "the side that goes first in case i is side (i + K) mod sides (a runner's round)")
+    int rotate;
 
     @Option(names = "--keep-server", description = "do not stop the server at the end")
     boolean keepServer;
@@ -82,70 +85,101 @@ final class ClientCommand implements Callable<Integer> {
         return out;
     }
 
-    @SuppressWarnings("try") // the driver's close() may be interrupted
     @Override
     public Integer call() throws Exception {
         List<Result.Case> cases = cases();
-        Side side = endpoint.side;
-        InetAddress to = server != null ? InetAddress.getByName(server) : endpoint.address();
-        InetSocketAddress at = new InetSocketAddress(to, endpoint.port());
         PrintStream out = System.out;
         PrintStream err = System.err;
+        int most = cases.stream().mapToInt(Result.Case::connections).max().orElseThrow();
+        List<SideRun> sides = new ArrayList<>();
         List<Result> results = new ArrayList<>();
-        NettyNet net = side == Side.CHANNEL ? null : NettyNet.of(side, endpoint);
-        try (Driver d = switch (side) {
-            case CHANNEL -> new ChannelEcho.Client(endpoint, at);
-            case NETTY_RDMA, NETTY_EPOLL -> new NettyEcho.Client(net, at, side.label);
-            case GRPC_RDMA, GRPC_EPOLL -> new GrpcEcho.Client(net, at, side.series());
-        }) {
-            int most = cases.stream().mapToInt(Result.Case::connections).max().orElseThrow();
-            long t0 = System.nanoTime();
-            d.connect(most);
-            err.printf(Locale.ROOT, "client: %s, %d connections to %s in %.1f s%n", side.label, most, at,
-                    (System.nanoTime() - t0) / 1e9);
-            warmUp(d, cases, err);
+        try {
+            for (Side s : endpoint.sides) {
+                SideRun r = new SideRun(s, endpoint, server, most);
+                sides.add(r);
+                r.open(err);
+            }
+            warmUp(sides, cases, err);
             out.println(Result.header());
-            int total = cases.size() * d.series().size(), k = 0;
+            int total = cases.size() * sides.stream().mapToInt(r -> r.side.series().size()).sum(), k = 0;
             long start = System.nanoTime();
-            for (Result.Case c : cases) {
-                for (int mode = 0; mode < d.series().size(); mode++) {
-                    Result r = measure(d, mode, c);
-                    results.add(r);
-                    out.println(r.row());
-                    k++;
-                    double el = (System.nanoTime() - start) / 1e9;
-                    err.printf(Locale.ROOT, "client: [%d/%d] %s %s, elapsed %.0f s, about %.0f s left%n", k, total,
-                            r.series(), c.label(), el, el * (total - k) / k);
+            for (int i = 0; i < cases.size(); i++) {
+                Result.Case c = cases.get(i);
+                for (int j = 0; j < sides.size(); j++) {
+                    SideRun r = sides.get((i + j + rotate) % sides.size()); // the order turns case by case
+                    for (int mode = 0; mode < r.side.series().size(); mode++) {
+                        k++;
+                        String series = r.side.series().get(mode);
+                        if (r.failed(mode, c)) {
+                            out.println(String.format(Locale.ROOT, "%-18s %-20s FAILED (see stderr)", series, c.label()));
+                            continue;
+                        }
+                        try {
+                            Result res = measure(r.driver(), mode, c);
+                            results.add(res);
+                            out.println(res.row());
+                        } catch (Exception e) {
+                            r.fail(mode, c, e, err);
+                            out.println(String.format(Locale.ROOT, "%-18s %-20s FAILED (see stderr)", series, c.label()));
+                        }
+                        double el = (System.nanoTime() - start) / 1e9;
+                        err.printf(Locale.ROOT, "client: [%d/%d] %s %s, elapsed %.0f s, about %.0f s left%n", k, total,
+                                series, c.label(), el, el * (total - k) / k);
+                    }
                 }
             }
             if (!keepServer) {
-                d.serverCpu(true);
+                sides.forEach(r -> r.stopServer(err));
             }
         } finally {
-            if (net != null) {
-                net.close();
+            sides.forEach(SideRun::close);
+            if (csv != null) {
+                append(csv, results);
             }
         }
-        if (csv != null) {
-            append(csv, results);
-        }
-        return 0;
+        return sides.stream().anyMatch(SideRun::dead) ? 1 : 0;
     }
 
-    /** Every case unrecorded, round after round, until {@code warmup} seconds passed (at least one round). */
-    private void warmUp(Driver d, List<Result.Case> cases, PrintStream err) throws Exception {
+    /**
+     * The warm-up's cases: every size on the fewest connections with the smallest window, and the smallest size
+     * on the most connections with the largest window (under emulation a run of 256 large requests in flight
+     * takes seconds; the case's own warm-up runs it before it is measured).
+     */
+    static List<Result.Case> warmUpCases(List<Result.Case> cases) {
+        int c0 = cases.stream().mapToInt(Result.Case::connections).min().orElseThrow();
+        int c1 = cases.stream().mapToInt(Result.Case::connections).max().orElseThrow();
+        int w0 = cases.stream().mapToInt(Result.Case::window).min().orElseThrow();
+        int w1 = cases.stream().mapToInt(Result.Case::window).max().orElseThrow();
+        int b0 = cases.stream().mapToInt(Result.Case::bytes).min().orElseThrow();
+        java.util.LinkedHashSet<Result.Case> out = new java.util.LinkedHashSet<>();
+        cases.forEach(c -> out.add(new Result.Case(c.bytes(), c0, w0)));
+        out.add(new Result.Case(b0, c1, w1));
+        return List.copyOf(out);
+    }
+
+    /** The warm-up's cases of every side unrecorded, round after round, until {@code warmup} seconds passed (one round at least). */
+    private void warmUp(List<SideRun> sides, List<Result.Case> all, PrintStream err) {
+        List<Result.Case> cases = warmUpCases(all);
         long start = System.nanoTime();
-        long per = Math.max(50_000_000L, (long) (warmup * 1e9 / Math.max(1, cases.size() * d.series().size())));
+        int runs = cases.size() * sides.stream().mapToInt(r -> r.side.series().size()).sum();
+        long per = Math.max(50_000_000L, (long) (warmup * 1e9 / Math.max(1, runs)));
         int rounds = 0;
         do {
             for (Result.Case c : cases) {
-                for (int mode = 0; mode < d.series().size(); mode++) {
-                    d.run(mode, c, per, false).get(120, TimeUnit.SECONDS);
+                for (SideRun r : sides) {
+                    for (int mode = 0; mode < r.side.series().size(); mode++) {
+                        if (r.failed(mode, c) || r.dead()) continue;
+                        try {
+                            r.driver().run(mode, c, per, false).get(120, TimeUnit.SECONDS);
+                        } catch (Exception e) {
+                            r.fail(mode, c, e, err);
+                        }
+                    }
                 }
             }
             rounds++;
         } while (System.nanoTime() - start < warmup * 1e9);
-        err.printf(Locale.ROOT, "client: warm-up %d round(s) of every case, %.1f s%n", rounds,
+        err.printf(Locale.ROOT, "client: warm-up %d round(s) of %d cases, %.1f s%n", rounds, cases.size(),
                 (System.nanoTime() - start) / 1e9);
     }
 

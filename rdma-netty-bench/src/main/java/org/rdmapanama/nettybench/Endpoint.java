@@ -7,12 +7,15 @@ import org.rdmapanama.device.Selection;
 import picocli.CommandLine.Option;
 
 import java.net.InetAddress;
+import java.util.List;
 
-/** What a server and its client agree on: the side, the device, the port and the RDMA options. */
+/** What a server and its client agree on: the sides, the device, the ports and the RDMA options. */
 final class Endpoint {
-    @Option(names = "--side", paramLabel = "SIDE", defaultValue = "netty-rdma", converter = SideConverter.class,
-            description = "netty-rdma (default), netty-epoll, channel, grpc-rdma or grpc-epoll")
-    Side side;
+    @Option(names = "--side", paramLabel = "SIDE", split = ",", defaultValue = "netty-rdma",
+            converter = SideConverter.class, description = {
+            "netty-rdma (default), netty-epoll, channel, grpc-rdma, grpc-epoll, or a list of them:",
+            "one process serves (or measures) each side given, a case at a time, interleaved"})
+    List<Side> sides;
 
     @Option(names = {"-d", "--device"}, paramLabel = "DEV",
             description = "the RDMA device (epoll sides: TCP on its interface); default: RDMA_DEVICE or the selection's")
@@ -21,21 +24,26 @@ final class Endpoint {
     @Option(names = "--transport", paramLabel = "T", description = "pick the device by transport (roce, iwarp, ...)")
     String transport;
 
-    @Option(names = {"-p", "--port"}, paramLabel = "PORT",
-            description = "default per side: 18600 netty-rdma, 18601 channel, 18602 grpc-rdma, 18603 netty-epoll, 18604 grpc-epoll")
-    Integer port;
+    @Option(names = {"-p", "--port"}, paramLabel = "PORT", defaultValue = "" + Side.BASE_PORT, description = {
+            "the first side's port (default 18600); a side listens at PORT + its offset: netty-rdma 0, channel 1,",
+            "grpc-rdma 2, netty-epoll 3, grpc-epoll 4"})
+    int port;
 
     @Option(names = "--srq", paramLabel = "N", defaultValue = "1024", description = {
             "RDMA sides: one shared receive queue of N receives per loop (default 1024; 0: none).",
             "siw0 opens at most 7 QPs a process without one (docs/results/2026-12-07-channel-scale.md)"})
     int srq;
 
+    @Option(names = "--slot", paramLabel = "BYTES", description = {
+            "RDMA sides: the channel's receive slot (default 8192); larger messages go by rendezvous"})
+    Integer slot;
+
     @Option(names = "--address", paramLabel = "ADDR",
             description = "epoll sides: the address to listen on and the client's default server (default: the device's interface)")
     String address;
 
-    int port() {
-        return port != null ? port : side.defaultPort;
+    int port(Side side) {
+        return port + side.portOffset;
     }
 
     RdmaConfig config() {
@@ -51,11 +59,12 @@ final class Endpoint {
 
     /** The channel's defaults (window 32, 8 KiB slots, 50 us busy-poll) with the SRQ; the same on every RDMA side. */
     ChannelOptions channelOptions() {
-        return ChannelOptions.defaults().withSharedReceives(srq);
+        ChannelOptions o = ChannelOptions.defaults().withSharedReceives(srq);
+        return slot != null ? o.withSlotSize(slot) : o;
     }
 
-    /** The selected device's interface address: where servers listen, and the client's default server. */
-    InetAddress address() throws Exception {
+    /** Where {@code side} listens: the selected device's interface address, or --address for an epoll side. */
+    InetAddress address(Side side) throws Exception {
         if (address != null && !side.rdma) {
             return InetAddress.getByName(address);
         }

@@ -87,21 +87,25 @@ final class GrpcEcho {
                 .build();
     }
 
-    static void serve(NettyNet net, int port, Runnable listening) throws Exception {
+    /** Listens on {@code port}; a client's Stop completes {@code stop}. Closing it shuts the server down. */
+    static AutoCloseable start(NettyNet net, int port, CompletableFuture<Void> stop) throws Exception {
         EventLoopGroup boss = net.newGroup(1);
         EventLoopGroup workers = net.newGroup(1);
-        CompletableFuture<Void> stop = new CompletableFuture<>();
-        Server server = NettyServerBuilder.forAddress(new InetSocketAddress(net.address, port))
-                .bossEventLoopGroup(boss).workerEventLoopGroup(workers).channelType(net.serverType)
-                .directExecutor().addService(service(stop)).build().start();
-        try {
-            listening.run();
-            stop.join();
-            Thread.sleep(200); // the Stop's reply goes out first
-        } finally {
-            server.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+        AutoCloseable down = () -> {
             workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
             boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+        };
+        try {
+            Server server = NettyServerBuilder.forAddress(new InetSocketAddress(net.address, port))
+                    .bossEventLoopGroup(boss).workerEventLoopGroup(workers).channelType(net.serverType)
+                    .directExecutor().addService(service(stop)).build().start();
+            return () -> {
+                server.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+                down.close();
+            };
+        } catch (Exception e) {
+            down.close();
+            throw e;
         }
     }
 

@@ -35,11 +35,14 @@ final class NettyEcho {
         return ctx.alloc().directBuffer(16).writeInt(12).writeInt(op).writeLong(value);
     }
 
-    /** Serves until a client's STOP; returns then. */
-    static void serve(NettyNet net, int port, Runnable listening) throws Exception {
+    /** Listens on {@code port}; a client's STOP completes {@code stop}. Closing it shuts the server down. */
+    static AutoCloseable start(NettyNet net, int port, CompletableFuture<Void> stop) throws Exception {
         EventLoopGroup boss = net.newGroup(1);
         EventLoopGroup workers = net.newGroup(1);
-        CompletableFuture<Void> stop = new CompletableFuture<>();
+        AutoCloseable down = () -> {
+            workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+            boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+        };
         try {
             ServerHandler handler = new ServerHandler(stop);
             Channel server = new ServerBootstrap().group(boss, workers).channel(net.serverType)
@@ -51,12 +54,13 @@ final class NettyEcho {
                         }
                     })
                     .bind(new InetSocketAddress(net.address, port)).sync().channel();
-            listening.run();
-            stop.join();
-            server.close().sync();
-        } finally {
-            workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
-            boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+            return () -> {
+                server.close().await(10, TimeUnit.SECONDS);
+                down.close();
+            };
+        } catch (Exception e) {
+            down.close();
+            throw e;
         }
     }
 

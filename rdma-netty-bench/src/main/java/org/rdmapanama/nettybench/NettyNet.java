@@ -49,7 +49,7 @@ final class NettyNet implements AutoCloseable {
     }
 
     static NettyNet of(Side side, Endpoint e) throws Exception {
-        return side.rdma ? rdma(e.config(), e.channelOptions()) : epoll(e.address());
+        return side.rdma ? rdma(e.config(), e.channelOptions()) : epoll(e.address(side));
     }
 
     MultiThreadIoEventLoopGroup newGroup(int threads) {

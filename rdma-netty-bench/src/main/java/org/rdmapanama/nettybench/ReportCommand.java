@@ -21,6 +21,10 @@ final class ReportCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Summary s = Summary.read(dir.resolve("raw.csv"));
         String text = s.table(LocalDate.now(ZoneOffset.UTC).toString());
+        Path failed = dir.resolve("failed.txt");
+        if (Files.exists(failed) && Files.size(failed) > 0) {
+            text += "\nfailed (cases without a row above; from failed.txt):\n" + Files.readString(failed);
+        }
         System.out.print(text);
         Files.writeString(dir.resolve("summary.txt"), text);
         Files.writeString(dir.resolve("summary.csv"), s.csv());

@@ -8,22 +8,25 @@ import java.util.List;
  * bidirectional stream, so it writes two series.
  */
 public enum Side {
-    NETTY_RDMA("netty-rdma", true, 18600),
-    NETTY_EPOLL("netty-epoll", false, 18603),
-    CHANNEL("channel", true, 18601),
-    GRPC_RDMA("grpc-rdma", true, 18602),
-    GRPC_EPOLL("grpc-epoll", false, 18604);
+    NETTY_RDMA("netty-rdma", true, 0),
+    NETTY_EPOLL("netty-epoll", false, 3),
+    CHANNEL("channel", true, 1),
+    GRPC_RDMA("grpc-rdma", true, 2),
+    GRPC_EPOLL("grpc-epoll", false, 4);
+
+    /** The port of the first side; each side listens at its offset from it. */
+    public static final int BASE_PORT = 18600;
 
     public final String label;
     /** Over an RDMA device rather than TCP on its interface. */
     public final boolean rdma;
-    /** Distinct per side: on siw an rdma_cm listener holds the kernel TCP port of its number. */
-    public final int defaultPort;
+    /** Ports differ per side: on siw an rdma_cm listener holds the kernel TCP port of its number. */
+    public final int portOffset;
 
-    Side(String label, boolean rdma, int defaultPort) {
+    Side(String label, boolean rdma, int portOffset) {
         this.label = label;
         this.rdma = rdma;
-        this.defaultPort = defaultPort;
+        this.portOffset = portOffset;
     }
 
     public boolean grpc() {

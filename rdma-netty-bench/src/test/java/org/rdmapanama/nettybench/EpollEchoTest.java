@@ -1,6 +1,7 @@
 package org.rdmapanama.nettybench;
 
 import io.netty.channel.epoll.Epoll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -25,12 +26,23 @@ class EpollEchoTest {
     @ParameterizedTest
     @EnumSource(value = Side.class, names = {"NETTY_EPOLL", "GRPC_EPOLL"})
     void aClientMeasuresAndStopsItsServer(Side side, @TempDir Path dir) throws Exception {
+        measures(List.of(side), dir);
+    }
+
+    @Test
+    void oneClientMeasuresSeveralSidesAndStopsEach(@TempDir Path dir) throws Exception {
+        measures(List.of(Side.NETTY_EPOLL, Side.GRPC_EPOLL), dir);
+    }
+
+    private static void measures(List<Side> sides, Path dir) throws Exception {
         assumeTrue(Epoll.isAvailable(), () -> "epoll: " + Epoll.unavailabilityCause());
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        String[] common = {"--side", side.label, "--address", "127.0.0.1", "-p", Integer.toString(port)};
+        String[] common = {"--side", String.join(",", sides.stream().map(s -> s.label).toList()), "--address",
+                "127.0.0.1", "-p", Integer.toString(port)};
+        List<String> series = sides.stream().flatMap(s -> s.series().stream()).toList();
         CompletableFuture<Integer> server = CompletableFuture.supplyAsync(
                 () -> new CommandLine(new Main()).execute(cat(new String[] {"server"}, common)));
         Path csv = dir.resolve("raw-client.csv");
@@ -45,10 +57,10 @@ class EpollEchoTest {
         assertEquals(0, server.get(30, TimeUnit.SECONDS));
         List<String> lines = Files.readAllLines(csv);
         assertEquals(String.join(",", Result.COLUMNS), lines.getFirst());
-        assertEquals(1 + 2 * side.series().size(), lines.size(), String.join("\n", lines));
+        assertEquals(1 + 2 * series.size(), lines.size(), String.join("\n", lines));
         for (String line : lines.subList(1, lines.size())) {
             String[] f = line.split(",");
-            assertTrue(side.series().contains(f[0]), line);
+            assertTrue(series.contains(f[0]), line);
             assertEquals("2", f[2]);
             assertEquals("4", f[3]);
             assertTrue(Long.parseLong(f[4]) >= 8, line); // at least the first window on each connection

@@ -21,6 +21,8 @@ class SummaryTest {
         ClientCommand one = new ClientCommand();
         new CommandLine(one).parseArgs("-s", "1024", "-c", "4", "-w", "2,8");
         assertEquals(List.of(new Result.Case(1024, 4, 2), new Result.Case(1024, 4, 8)), one.cases());
+        assertEquals(List.of(new Result.Case(64, 1, 1), new Result.Case(1024, 1, 1), new Result.Case(65536, 1, 1),
+                new Result.Case(64, 16, 16)), ClientCommand.warmUpCases(d.cases()));
         ClientCommand bad = new ClientCommand();
         new CommandLine(bad).parseArgs("-s", "4");
         assertThrows(IllegalArgumentException.class, bad::cases);
