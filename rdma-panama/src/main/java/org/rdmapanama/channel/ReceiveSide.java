@@ -44,6 +44,8 @@ final class ReceiveSide {
     private int peerRegions;
     private final Message[] rendezvousFree;
     private int rendezvousFreeCount;
+    /** RNDVs whose DONE is not sent yet: what the peer's tokens count, at most a window. */
+    private int rendezvousUndone;
     private final Message[] delivery;
     private int deliveryHead, deliveryCount;
     private final Message[] readsWaiting; // for room in the send queue
@@ -260,10 +262,12 @@ final class ReceiveSide {
             throw new ProtocolException("RNDV of " + length + " bytes at 0x" + Long.toHexString(address) + " rkey 0x"
                     + Integer.toHexString(rkey) + " lies outside region " + r + " the peer advertised");
         }
-        if (rendezvousFreeCount == 0) {
+        if (rendezvousUndone == rendezvousFree.length) {
             throw new ProtocolException("RNDV beyond the " + rendezvousFree.length + " outstanding a peer may have");
         }
-        Message m = rendezvousFree[--rendezvousFreeCount];
+        rendezvousUndone++;
+        // Past a window of them only when the reader holds read messages, whose DONE went: more objects then.
+        Message m = rendezvousFreeCount > 0 ? rendezvousFree[--rendezvousFreeCount] : new Message(channel, -1, null);
         m.buffer = pool.allocate(length);
         m.length = length;
         m.token = token;
@@ -332,12 +336,18 @@ final class ReceiveSide {
             }
             return;
         }
-        sender.rendezvousReleased(m.token);
         if (m.buffer != null) {
             m.buffer.recycle();
             m.buffer = null;
         }
-        rendezvousFree[rendezvousFreeCount++] = m;
+        if (rendezvousFreeCount < rendezvousFree.length) {
+            rendezvousFree[rendezvousFreeCount++] = m;
+        }
+    }
+
+    /** The DONE of a rendezvous went: the peer may send another. */
+    void rendezvousDoneSent() {
+        rendezvousUndone--;
     }
 
     private void repost(int slot, boolean credited) {
@@ -354,7 +364,9 @@ final class ReceiveSide {
             if (m.slot < 0 && m.buffer != null && m.ready) {
                 m.buffer.recycle();
                 m.buffer = null;
-                rendezvousFree[rendezvousFreeCount++] = m;
+                if (rendezvousFreeCount < rendezvousFree.length) {
+                    rendezvousFree[rendezvousFreeCount++] = m;
+                }
             }
         }
     }

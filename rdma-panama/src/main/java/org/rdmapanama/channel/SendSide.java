@@ -110,7 +110,8 @@ final class SendSide {
         MessageChannel.State state = channel.state();
         if (state != MessageChannel.State.OPEN && state != MessageChannel.State.CLOSING || shutSent) {
             if (shutSent) { // a send that raced shutdownOutput from another thread: the peer must not see it
-                org.slf4j.LoggerFactory.getLogger(MessageChannel.class).warn("{}: a send after the SHUT dropped", channel.name());
+                org.slf4j.LoggerFactory.getLogger(MessageChannel.class)
+                        .warn("{}: a send that came after shutdownOutput was dropped", channel.name());
             }
             pending.decrementAndGet();
             b.recycle();
@@ -190,11 +191,15 @@ final class SendSide {
         return c;
     }
 
-    /** Nothing waits to be sent, and no rendezvous waits for the peer's release. */
-    boolean allSent() { return queueHead == null && backlogHead == null && tokens.allBack(); }
+    /** Nothing waits to be sent, and no rendezvous waits for the peer's read. */
+    boolean allSent() {
+        return queueHead == null && backlogHead == null && tokens.allBack();
+    }
 
     /** Once everything sent before it is delivered, a SHUT: see {@link MessageChannel#shutdownOutput()}. */
-    void shutOutput() { shutWanted = true; }
+    void shutOutput() {
+        shutWanted = true;
+    }
 
     boolean byeSent() {
         return byeSent;
@@ -348,7 +353,7 @@ final class SendSide {
         }
     }
 
-    /** A rendezvous read landed: delivery goes on in order. */
+    /** A rendezvous read landed: DONE tells the peer to free its buffer, and delivery goes on in order. */
     private void readDone(Message r) {
         readsInFlight--;
         MessageChannel.State state = channel.state();
@@ -356,21 +361,14 @@ final class SendSide {
             return;
         }
         r.ready = true;
-        receiver.drainDelivery();
-    }
-
-    /** Released, not read: a reader that holds rendezvous messages slows its sender, as with eager ones. */
-    void rendezvousReleased(int token) {
-        MessageChannel.State state = channel.state();
-        if (state == MessageChannel.State.DRAINING || state == MessageChannel.State.CLOSED) {
-            return;
-        }
         try {
-            append(control(Wire.DONE, 0, token));
-            channel.markDirty();
+            append(control(Wire.DONE, 0, r.token));
+            receiver.rendezvousDoneSent();
         } catch (RdmaException | RuntimeException e) {
             channel.fail(e);
+            return;
         }
+        receiver.drainDelivery();
     }
 
     /** Aborting: what was never posted goes back to the pool. */

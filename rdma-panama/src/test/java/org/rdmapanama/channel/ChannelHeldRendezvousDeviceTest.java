@@ -15,14 +15,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A reader that holds more large (rendezvous) messages than the window, unreleased: its sender waits, the
- * channel stays open (it was overrun once: "RNDV beyond the 32 outstanding"), and after the release every
- * message arrives, in order.
+ * A reader that holds more large (rendezvous) messages than the window, unreleased: the channel stays open
+ * (it was overrun once: "RNDV beyond the 32 outstanding", the receiver counting held messages where the
+ * sender counted those not read yet) and every message arrives, in order. Held messages hold pool memory,
+ * as held ByteBufs do; the window bounds only the reads in flight.
  */
 @Tag("device")
 class ChannelHeldRendezvousDeviceTest {
     @OnEveryLabTransport
-    void aReaderHoldingLargeMessagesSlowsItsSender(Transport t) throws Exception {
+    void aReaderHoldingMoreLargeMessagesThanTheWindowIsNotOverrun(Transport t) throws Exception {
         ChannelOptions o = ChannelOptions.defaults();
         int port = LabPorts.next();
         int messages = o.window() + 8;
@@ -36,24 +37,16 @@ class ChannelHeldRendezvousDeviceTest {
             for (int i = 0; i < messages; i++) {
                 ChannelDeviceTest.send(ch, ChannelDeviceTest.pattern(size, i));
             }
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (held.isEmpty() && System.nanoTime() < until) {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (held.size() < messages && System.nanoTime() < until) {
                 Thread.sleep(10);
             }
-            Thread.sleep(3000); // time for the rest to overrun the reader, were the sender not held back
-            assertTrue(held.size() <= o.window(), "the reader holds at most a window's worth: " + held.size());
+            assertEquals(messages, held.size(), "every message arrived, while the reader holds them all");
             assertTrue(ch.isOpen(), "the channel is still open");
-            for (int done = 0; done < messages; ) {
-                Message m = held.get(done);
-                assertArrayEquals(ChannelDeviceTest.pattern(size, done), ChannelDeviceTest.bytes(m), "message " + done);
-                m.release();
-                done++;
-                until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                while (done < messages && held.size() <= done && System.nanoTime() < until) {
-                    Thread.sleep(5);
-                }
+            for (int i = 0; i < messages; i++) {
+                assertArrayEquals(ChannelDeviceTest.pattern(size, i), ChannelDeviceTest.bytes(held.get(i)), "message " + i);
+                held.get(i).release();
             }
-            assertEquals(messages, held.size(), "every message arrived after the release");
             assertTrue(ch.isOpen(), "and the channel is open");
             ch.close();
             ch.closeFuture().get(30, TimeUnit.SECONDS);
