@@ -1,0 +1,32 @@
+package org.rdmapanama.netty.testsuite;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
+import io.netty.testsuite.transport.socket.SocketConnectTest;
+import org.junit.jupiter.api.Tag;
+import org.rdmapanama.device.Transport;
+
+import java.net.SocketAddress;
+import java.util.List;
+
+/** Netty's {@link SocketConnectTest} on RDMA. */
+@Tag("device")
+@RunsOnEveryLabTransport
+class RdmaSocketConnectDeviceTest extends SocketConnectTest {
+    private final Transport transport;
+
+    RdmaSocketConnectDeviceTest(Transport transport) {
+        this.transport = transport;
+    }
+
+    @Override
+    protected List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
+        return RdmaSocketTestPermutation.socket(transport);
+    }
+
+    @Override
+    protected SocketAddress newSocketAddress() {
+        return RdmaSocketTestPermutation.address(transport);
+    }
+}
