@@ -1,6 +1,7 @@
 package org.rdmapanama.netty.testsuite;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
 import io.netty.testsuite.transport.socket.SocketSslEchoTest;
@@ -61,6 +62,11 @@ class RdmaSocketSslEchoDeviceTest extends SocketSslEchoTest {
             TestInfo testInfo) throws Throwable {
         super.testSslEcho(serverCtx, clientCtx, renegotiation, serverUsesDelegatedTaskExecutor,
                 clientUsesDelegatedTaskExecutor, autoRead, useChunkedWriteHandler, useCompositeByteBuf, testInfo);
+    }
+
+    @Override
+    protected List<ByteBufAllocator> newAllocators() {
+        return RdmaSocketTestPermutation.allocators();
     }
 
     @Override

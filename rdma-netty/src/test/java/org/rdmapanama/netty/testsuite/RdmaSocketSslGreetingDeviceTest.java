@@ -1,6 +1,7 @@
 package org.rdmapanama.netty.testsuite;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
 import io.netty.testsuite.transport.socket.SocketSslGreetingTest;
@@ -23,6 +24,11 @@ class RdmaSocketSslGreetingDeviceTest extends SocketSslGreetingTest {
     @Override
     protected List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
         return RdmaSocketTestPermutation.socket(transport);
+    }
+
+    @Override
+    protected List<ByteBufAllocator> newAllocators() {
+        return RdmaSocketTestPermutation.allocators();
     }
 
     @Override

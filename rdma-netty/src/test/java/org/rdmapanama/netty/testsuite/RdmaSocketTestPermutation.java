@@ -2,6 +2,7 @@ package org.rdmapanama.netty.testsuite;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
@@ -61,6 +62,15 @@ final class RdmaSocketTestPermutation extends SocketTestPermutation {
             OPEN.put(t, p);
         }
         return p;
+    }
+
+    /**
+     * The default allocator only, where Netty's suite runs each test with two (pooled and adaptive): the
+     * transport copies every write into its registered buffers and reads views of them, so the allocator
+     * changes little here, and each run costs the lab's emulated devices seconds.
+     */
+    static List<ByteBufAllocator> allocators() {
+        return List.of(ByteBufAllocator.DEFAULT);
     }
 
     /** An RDMA server and client on {@code t}, for an {@code AbstractSocketTest}'s {@code newFactories()}. */

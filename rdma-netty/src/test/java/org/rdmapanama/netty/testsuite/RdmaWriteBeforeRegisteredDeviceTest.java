@@ -1,6 +1,7 @@
 package org.rdmapanama.netty.testsuite;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapFactory;
 import io.netty.testsuite.transport.socket.WriteBeforeRegisteredTest;
 import org.junit.jupiter.api.Tag;
@@ -22,6 +23,11 @@ class RdmaWriteBeforeRegisteredDeviceTest extends WriteBeforeRegisteredTest {
     @Override
     protected List<BootstrapFactory<Bootstrap>> newFactories() {
         return RdmaSocketTestPermutation.clientSocket(transport);
+    }
+
+    @Override
+    protected List<ByteBufAllocator> newAllocators() {
+        return RdmaSocketTestPermutation.allocators();
     }
 
     @Override
