@@ -1,8 +1,8 @@
 package org.rdmapanama.netty.testsuite;
 
 import io.netty.bootstrap.Bootstrap;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
 import io.netty.testsuite.transport.socket.SocketGatheringWriteTest;
 import org.junit.jupiter.api.Disabled;
