@@ -3,6 +3,7 @@ package org.rdmapanama.netty;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.AbstractChannel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelMetadata;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelPromise;
@@ -242,7 +243,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
     final class RdmaUnsafe extends AbstractUnsafe implements RdmaIoHandle, MessageHandler {
         @Override
         public void connect(SocketAddress remoteAddress, SocketAddress localAddress, ChannelPromise promise) {
-            if (!promise.setUncancellable() || !ensureOpen(promise)) {
+            if (promise.isDone() || !ensureOpen(promise)) {
                 return;
             }
             if (connectPromise != null) {
@@ -265,6 +266,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
                 return;
             }
             connectPromise = promise;
+            promise.addListener(ChannelFutureListener.CLOSE_ON_FAILURE); // cancellable, as NIO's: a cancel abandons it
             remote = to;
             int ms = config.getConnectTimeoutMillis();
             var group = handler.transport().group();
