@@ -336,6 +336,11 @@ final class ReceiveSide {
             }
             return;
         }
+        recycleRendezvous(m);
+    }
+
+    /** A rendezvous message's buffer goes back to the pool, and the message to the free ones (a window of them). */
+    private void recycleRendezvous(Message m) {
         if (m.buffer != null) {
             m.buffer.recycle();
             m.buffer = null;
@@ -362,11 +367,7 @@ final class ReceiveSide {
             deliveryHead = (deliveryHead + 1) % delivery.length;
             deliveryCount--;
             if (m.slot < 0 && m.buffer != null && m.ready) {
-                m.buffer.recycle();
-                m.buffer = null;
-                if (rendezvousFreeCount < rendezvousFree.length) {
-                    rendezvousFree[rendezvousFreeCount++] = m;
-                }
+                recycleRendezvous(m);
             }
         }
     }
