@@ -46,7 +46,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
     private ChannelRequest request; // an accepted child's, answered once it is registered
     private final Reads reads = new Reads(this);
     private final HalfClose halfClose = new HalfClose(this, reads);
-    private Writes writes;
+    Writes writes; // made at the first write; tests read its copied()
     private IoRegistration registration;
     private RdmaIoHandler handler; // the registration's attachment
     private MessageChannel channel;

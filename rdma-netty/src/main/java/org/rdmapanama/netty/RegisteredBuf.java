@@ -1,6 +1,8 @@
 package org.rdmapanama.netty;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.EmptyByteBuf;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.buffer.UnpooledDirectByteBuf;
 import io.netty.util.internal.CleanableDirectBuffer;
 import org.rdmapanama.channel.ChannelGroup;
@@ -23,6 +25,8 @@ import java.nio.ByteBuffer;
  * buffer's next use.
  */
 final class RegisteredBuf extends UnpooledDirectByteBuf {
+    /** A destination no other buffer is given: see {@link #locate}. */
+    private static final ByteBuf LOCATE = new EmptyByteBuf(UnpooledByteBufAllocator.DEFAULT);
     private final ChannelGroup group;
     private final int maxMessage;
     private final MessageBuffer home; // the first buffer, which the view stays on unless it grows
@@ -33,6 +37,8 @@ final class RegisteredBuf extends UnpooledDirectByteBuf {
     private MessageBuffer first;
     /** A later buffer taken for a send: the Registered holding it must not release it when cleaned. */
     private MessageBuffer handOver;
+    /** {@link #locate}'s answer: event loop only, as the write path is. */
+    private int located;
 
     private RegisteredBuf(RdmaByteBufAllocator alloc, ChannelGroup group, MessageBuffer mb, int maxCapacity) {
         super(alloc, mb.segment().asSlice(0, Math.min(mb.capacity(), maxCapacity)).asByteBuffer(), maxCapacity);
@@ -95,14 +101,21 @@ final class RegisteredBuf extends UnpooledDirectByteBuf {
      * the buffer is the channel's; this view's release no longer frees it.
      */
     MessageBuffer takeForSend(ChannelGroup on) {
+        return take(on, readerIndex(), readableBytes());
+    }
+
+    /**
+     * As {@link #takeForSend}, for bytes {@code index..index+n} of this buffer (a composite's component):
+     * the composite that holds this view must not read it afterwards.
+     */
+    MessageBuffer take(ChannelGroup on, int index, int n) {
         MessageBuffer mb = current;
         if (mb == null || on != group || refCnt() != 1) {
             return null;
         }
-        int r = readerIndex(), n = readableBytes();
-        if (r > 0) {
+        if (index > 0) {
             MemorySegment s = mb.segment();
-            MemorySegment.copy(s, r, s, 0, n); // overlap-safe
+            MemorySegment.copy(s, index, s, 0, n); // overlap-safe
             setIndex(0, n);
         }
         current = null;
@@ -112,6 +125,28 @@ final class RegisteredBuf extends UnpooledDirectByteBuf {
             handOver = mb;
         }
         return mb;
+    }
+
+    /**
+     * Where byte {@code index} of {@code view} (this buffer, or a slice or duplicate of it) lies in this
+     * buffer; -1 when the view does not read from this buffer. Netty keeps a slice's offset to itself, but
+     * a slice reads through its buffer's {@code getBytes}: asked to read into {@link #LOCATE}, this buffer
+     * notes the index and copies nothing.
+     */
+    int locate(ByteBuf view, int index, int length) {
+        located = -1;
+        view.getBytes(index, LOCATE, 0, length);
+        return located;
+    }
+
+    @Override
+    public ByteBuf getBytes(int index, ByteBuf dst, int dstIndex, int length) {
+        if (dst == LOCATE) {
+            checkIndex(index, length);
+            located = index;
+            return this;
+        }
+        return super.getBytes(index, dst, dstIndex, length);
     }
 
     @Override
