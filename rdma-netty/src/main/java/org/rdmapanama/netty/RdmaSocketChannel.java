@@ -33,8 +33,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A Netty channel over a {@link MessageChannel}: each received message is one
- * read (a {@link ReceivedBuf} view of it), and writes are copied into
- * registered buffers, small ones coalesced up to the eager limit. It is a
+ * read (a {@link ReceivedBuf} view of it), and writes go as {@link Writes}
+ * says: the allocator's buffers where they lie, the rest copied. It is a
  * {@link SocketChannel} because code written for TCP says so
  * ({@code ChannelInitializer<SocketChannel>}). Every message-channel callback
  * runs on the Netty event loop the channel is registered with.
