@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.DefaultChannelConfig;
 import io.netty.channel.MessageSizeEstimator;
+import io.netty.channel.DefaultMaxMessagesRecvByteBufAllocator;
 import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.SocketChannelConfig;
@@ -28,8 +29,24 @@ public final class RdmaSocketChannelConfig extends DefaultChannelConfig implemen
     private volatile boolean allocatorSet;
 
     RdmaSocketChannelConfig(RdmaSocketChannel channel, int maxHeldViews) {
-        super(channel);
+        super(channel, new WholeMessages());
         this.maxHeldViews = maxHeldViews;
+    }
+
+    /**
+     * The default read handle: every read is a whole message, a view of the slot it landed in. A handle
+     * set by the application caps each read at its {@code guess()}, as NIO's reads are.
+     */
+    static final class WholeMessages extends DefaultMaxMessagesRecvByteBufAllocator {
+        @Override
+        public Handle newHandle() {
+            return new MaxMessageHandle() {
+                @Override
+                public int guess() {
+                    return Integer.MAX_VALUE;
+                }
+            };
+        }
     }
 
     @Override

@@ -11,9 +11,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A channel's read side: received messages wait here until Netty asks to
- * read, then go out one read each. The queue needs no bound of its own:
- * credits cap it at the window, so a reader that does not read stops its
- * sender, as TCP's window would. Event loop only.
+ * read, then go out as reads of at most the read handle's {@code guess()}
+ * bytes: whole messages with the channel's default allocator, and as over
+ * NIO one byte a read under a handle that guesses one. The queue needs no
+ * bound of its own: credits cap it at the window, so a reader that does not
+ * read stops its sender, as TCP's window would. Event loop only.
  */
 final class Reads {
     private final RdmaSocketChannel ch;
@@ -22,6 +24,8 @@ final class Reads {
     private boolean pending;
     private boolean scheduled;
     private Runnable atEnd; // the peer's close or SHUT: what it sent before is read first, as before a FIN
+    private ByteBuf head; // the view of inbound's first message while it goes out in parts, else null
+    private int headRead; // its bytes gone out
 
     Reads(RdmaSocketChannel ch) {
         this.ch = ch;
@@ -56,16 +60,17 @@ final class Reads {
         h.reset(ch.config());
         ChannelPipeline p = ch.pipeline();
         do {
-            Message m = inbound.poll();
+            Message m = inbound.peek();
             if (m == null) {
                 break;
             }
             pending = false;
-            int len = m.length();
-            h.attemptedBytesRead(len); // a whole message was read: there may be more
+            ByteBuf read = next(m, Math.max(1, h.guess()));
+            int len = read.readableBytes();
+            h.attemptedBytesRead(len); // the read filled what it asked for: there may be more
             h.lastBytesRead(len);
             h.incMessagesRead(1);
-            p.fireChannelRead(view(m));
+            p.fireChannelRead(read);
         } while (ch.isOpen() && h.continueReading());
         h.readComplete();
         p.fireChannelReadComplete();
@@ -74,6 +79,32 @@ final class Reads {
             atEnd = null;
             r.run();
         }
+    }
+
+    /**
+     * The next read of {@code m}, inbound's first: the whole message when it fits {@code most} (no slice,
+     * nothing allocated), else a part of it, a retained slice of one view that is let go after the last part.
+     */
+    private ByteBuf next(Message m, int most) {
+        int len = m.length();
+        if (head == null && len <= most) {
+            inbound.poll();
+            return view(m);
+        }
+        if (head == null) {
+            head = view(m);
+            headRead = 0;
+        }
+        int n = Math.min(most, len - headRead);
+        ByteBuf part = head.retainedSlice(headRead, n);
+        headRead += n;
+        if (headRead == len) {
+            inbound.poll();
+            ByteBuf v = head;
+            head = null;
+            v.release();
+        }
+        return part;
     }
 
     /** The peer's end (a graceful close, a SHUT) runs {@code r} once read up to; false when nothing waits (run it now). */
@@ -118,6 +149,12 @@ final class Reads {
 
     /** At close: what was not read goes back. */
     void releaseAll() {
+        if (head != null) {
+            inbound.poll(); // its message goes with the view
+            ByteBuf v = head;
+            head = null;
+            v.release();
+        }
         Message m;
         while ((m = inbound.poll()) != null) {
             m.release();
