@@ -43,7 +43,7 @@ final class ChannelEcho {
                  m.release();
                  MessageBuffer reply = ch.allocate(12);
                  reply.segment().set(JAVA_INT_UNALIGNED, 0, op);
-                 reply.segment().set(JAVA_LONG_UNALIGNED, 4, Wire.processCpuNanos());
+                 reply.segment().set(JAVA_LONG_UNALIGNED, 4, Wire.answer(op));
                  ch.send(reply, 12);
                  if (op == Wire.STOP) {
                      stop.complete(null);
@@ -148,13 +148,22 @@ final class ChannelEcho {
 
         @Override
         public long serverCpu(boolean stop) throws Exception {
+            return ask(stop ? Wire.STOP : Wire.CPU);
+        }
+
+        @Override
+        public long serverJit() throws Exception {
+            return ask(Wire.JIT);
+        }
+
+        private long ask(int op) throws Exception {
             CompletableFuture<Long> f = new CompletableFuture<>();
             MessageChannel first = channels.getFirst();
             first.execute(() -> {
                 control = f;
                 try {
                     MessageBuffer b = first.allocate(4);
-                    b.segment().set(JAVA_INT_UNALIGNED, 0, stop ? Wire.STOP : Wire.CPU);
+                    b.segment().set(JAVA_INT_UNALIGNED, 0, op);
                     first.send(b, 4);
                 } catch (Exception e) {
                     f.completeExceptionally(e);

@@ -39,6 +39,11 @@ final class ClientCommand implements Callable<Integer> {
             description = "requests outstanding per connection (default 1,16)")
     List<Integer> windows;
 
+    /** A warm-up round with the JIT busy for less than this share of it ends the warm-up. */
+    static final double JIT_QUIET = 0.05;
+    /** A warm-up run's least length: long enough that a round's JIT share means something. */
+    static final long WARMUP_RUN_NANOS = 500_000_000L;
+
     @Option(names = "--seconds", paramLabel = "S", defaultValue = "1.0", description = "measured time per case (default 1.0)")
     double seconds;
 
@@ -47,9 +52,14 @@ final class ClientCommand implements Callable<Integer> {
     double caseWarmup;
 
     @Option(names = "--warmup", paramLabel = "S", defaultValue = "3", description = {
-            "unrecorded runs at the start, at least this long (default 3): every size on the fewest connections",
-            "and the smallest window, and the smallest size on the most connections and the largest window"})
+            "unrecorded runs at the start, at least this long (default 3) and until both JVMs' JIT is done: every",
+            "size on the fewest connections and the smallest window, and the smallest size on the most connections",
+            "and the largest window, round after round until one round compiled for under 5 % of its time"})
     double warmup;
+
+    @Option(names = "--warmup-max", paramLabel = "S", defaultValue = "180",
+            description = "the warm-up ends after this long even if the JIT still compiles (default 180)")
+    double warmupMax;
 
     @Option(names = "--csv", paramLabel = "FILE", description = "append the rows to FILE (a header first if it is new)")
     Path csv;
@@ -157,14 +167,22 @@ final class ClientCommand implements Callable<Integer> {
         return List.copyOf(out);
     }
 
-    /** The warm-up's cases of every side unrecorded, round after round, until {@code warmup} seconds passed (one round at least). */
+    /**
+     * The warm-up's cases of every side unrecorded, round after round, until {@code warmup} seconds passed and
+     * a round found the JIT (this JVM's and the server's) compiling for under {@link #JIT_QUIET} of the round,
+     * or {@code warmupMax} passed. Under emulation C2 needs minutes for Netty's larger code: measured before
+     * that, the sides would be compared by how far their JIT got.
+     */
     private void warmUp(List<SideRun> sides, List<Result.Case> all, PrintStream err) {
         List<Result.Case> cases = warmUpCases(all);
         long start = System.nanoTime();
         int runs = cases.size() * sides.stream().mapToInt(r -> r.side.series().size()).sum();
-        long per = Math.max(50_000_000L, (long) (warmup * 1e9 / Math.max(1, runs)));
+        long per = Math.max(WARMUP_RUN_NANOS, (long) (warmup * 1e9 / Math.max(1, runs)));
         int rounds = 0;
+        boolean quiet;
+        double elapsed;
         do {
+            long r0 = System.nanoTime(), j0 = Wire.jitMillis(), s0 = serverJit(sides);
             for (Result.Case c : cases) {
                 for (SideRun r : sides) {
                     for (int mode = 0; mode < r.side.series().size(); mode++) {
@@ -178,9 +196,33 @@ final class ClientCommand implements Callable<Integer> {
                 }
             }
             rounds++;
-        } while (System.nanoTime() - start < warmup * 1e9);
-        err.printf(Locale.ROOT, "client: warm-up %d round(s) of %d cases, %.1f s%n", rounds, cases.size(),
-                (System.nanoTime() - start) / 1e9);
+            long s1 = serverJit(sides);
+            double round = (System.nanoTime() - r0) / 1e9;
+            double jit = (Wire.jitMillis() - j0) / 1e3, serverJit = s0 < 0 || s1 < 0 ? 0 : (s1 - s0) / 1e3;
+            quiet = Math.max(jit, serverJit) < JIT_QUIET * round;
+            elapsed = (System.nanoTime() - start) / 1e9;
+            err.printf(Locale.ROOT, "client: warm-up round %d, %.1f s: JIT %.1f s here, %s on the server; %.0f s of"
+                    + " at most %.0f%n", rounds, round, jit, s0 < 0 ? "unknown" : String.format(Locale.ROOT, "%.1f s",
+                    serverJit), elapsed, Math.max(warmup, warmupMax));
+        } while (elapsed < warmup || (!quiet && elapsed < warmupMax));
+        err.printf(Locale.ROOT, "client: warm-up %d round(s) of %d cases, %.1f s, the JIT %s%n", rounds, cases.size(),
+                elapsed, quiet ? "done" : "still compiling (--warmup-max)");
+    }
+
+    /** The server's JIT time from the first side that can ask (they share the server's JVM), or -1. */
+    private static long serverJit(List<SideRun> sides) {
+        for (SideRun r : sides) {
+            if (r.dead()) continue;
+            try {
+                long t = r.driver().serverJit();
+                if (t >= 0) {
+                    return t;
+                }
+            } catch (Exception e) {
+                // another side may answer
+            }
+        }
+        return -1;
     }
 
     private Result measure(Driver d, int mode, Result.Case c) throws Exception {

@@ -17,6 +17,11 @@ interface Driver extends AutoCloseable {
     /** The server's process CPU time, ns; with {@code stop} the server exits after it answered. */
     long serverCpu(boolean stop) throws Exception;
 
+    /** The server's JIT compile time so far, ms; -1 where the side cannot ask (gRPC). */
+    default long serverJit() throws Exception {
+        return -1;
+    }
+
     /** The series names of the modes, in mode order. */
     java.util.List<String> series();
 

@@ -81,7 +81,7 @@ final class NettyEcho {
                 return;
             }
             f.release();
-            ctx.writeAndFlush(control(ctx, op, Wire.processCpuNanos()))
+            ctx.writeAndFlush(control(ctx, op, Wire.answer(op)))
                     .addListener(x -> {
                         if (op == Wire.STOP) {
                             stop.complete(null);
@@ -155,9 +155,18 @@ final class NettyEcho {
 
         @Override
         public long serverCpu(boolean stop) throws Exception {
+            return ask(stop ? Wire.STOP : Wire.CPU);
+        }
+
+        @Override
+        public long serverJit() throws Exception {
+            return ask(Wire.JIT);
+        }
+
+        private long ask(int op) throws Exception {
             Lane first = lanes.getFirst();
             CompletableFuture<Long> f = new CompletableFuture<>();
-            group.next().execute(() -> first.control(stop ? Wire.STOP : Wire.CPU, f));
+            group.next().execute(() -> first.control(op, f));
             return f.get(30, TimeUnit.SECONDS);
         }
 

@@ -17,6 +17,8 @@ final class Wire {
     static final int CPU = 2;
     /** Reply with the CPU time, then the server exits. */
     static final int STOP = 3;
+    /** Reply with the server's JIT compile time so far in ms (a long after the op): is its JIT done? */
+    static final int JIT = 4;
 
     /** The smallest request: a Netty frame's length and op. */
     static final int MIN_SIZE = 8;
@@ -25,6 +27,16 @@ final class Wire {
 
     private static final com.sun.management.OperatingSystemMXBean OS =
             (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+
+    /** A control request's answer: the JIT's compile time for {@link #JIT}, else the CPU time. */
+    static long answer(int op) {
+        return op == JIT ? jitMillis() : processCpuNanos();
+    }
+
+    /** The JIT compilers' time so far in this process, ms. */
+    static long jitMillis() {
+        return ManagementFactory.getCompilationMXBean().getTotalCompilationTime();
+    }
 
     /** This process's CPU time (all threads, user and system), ns. */
     static long processCpuNanos() {
