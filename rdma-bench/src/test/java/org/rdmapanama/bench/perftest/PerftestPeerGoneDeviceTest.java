@@ -36,14 +36,15 @@ class PerftestPeerGoneDeviceTest {
     /** Far below the 30 s stall and 60 s + -D barrier timeouts the server would otherwise wait out. */
     static final long BOUND_SECONDS = 10;
 
-    /** killed: the side in the JVM of its own, killed mid-run; the other one runs in this JVM. */
+    /**
+     * killed: the side in the JVM of its own, killed mid-run; the other one runs in this JVM. Each transport
+     * loses a client and a server, once in a bandwidth and once in a latency test, over both of RoCEv2's
+     * connection set-ups (each case starts a JVM: about 30 s under emulation).
+     */
     @ParameterizedTest(name = "{0} on {1} {2}, {4} killed")
     @CsvSource({
             "write_bw,  ROCE_V2, gid, -D 30, client",
-            "write_lat, ROCE_V2, gid, -D 30, client",
-            "write_bw,  IWARP,   -R,  -D 30, client",
             "send_lat,  IWARP,   -R,  -D 30, client",
-            "write_bw,  ROCE_V2, gid, -D 30, server",
             "read_lat,  ROCE_V2, -R,  -D 30, server",
             "send_bw,   IWARP,   -R,  -D 30, server",
     })
