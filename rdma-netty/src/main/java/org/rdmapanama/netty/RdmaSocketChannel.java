@@ -237,6 +237,7 @@ public final class RdmaSocketChannel extends AbstractChannel implements SocketCh
             writes = new Writes(handler.transport().group(), o.eagerLimit(), o.maxMessageSize());
         }
         writes.write(channel, in);
+        channel.flushNow(); // a flush is on the wire when it returns, as over a socket
     }
 
     /** Netty's channel events from the message channel, and its IoHandle; everything here on the event loop. */

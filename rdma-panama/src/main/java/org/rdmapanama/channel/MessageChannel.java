@@ -14,16 +14,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Reliable, ordered messages with their boundaries kept, over one RC queue
- * pair that rdma_cm set up. Small messages go eagerly into a receive slot
- * the peer posted; larger ones by rendezvous: the receiver reads them with
- * RDMA Read into a buffer of its pool. Credits in every header keep the
- * sender from ever sending to a receive that is not posted
- * (docs/guide/channels.md).
+ * Reliable, ordered messages with their boundaries kept, over one RC queue pair that rdma_cm set up. Small
+ * messages go eagerly into a receive slot the peer posted; larger ones by rendezvous: the receiver reads them
+ * with RDMA Read into a buffer of its pool. Credits in every header keep the sender from ever sending to a
+ * receive that is not posted (docs/guide/channels.md).
  * <p>
- * {@link #send}, {@link #allocate}, {@link #close} and the {@link Message}
- * and {@link MessageBuffer} calls may come from any thread; everything else
- * happens on the channel's loop thread, where its {@link MessageHandler} runs.
+ * {@link #send}, {@link #allocate}, {@link #close} and the {@link Message} and {@link MessageBuffer} calls may
+ * come from any thread; everything else happens on the channel's loop thread, where its {@link MessageHandler}
+ * runs.
  */
 public final class MessageChannel implements AutoCloseable {
     // Here: the public API and the lifecycle (activation, the abortive close, the drain, the finish), and the
@@ -110,10 +108,9 @@ public final class MessageChannel implements AutoCloseable {
     }
 
     /**
-     * Sends the first {@code length} bytes of {@code buffer}'s segment, without
-     * copying them; the buffer is the channel's from here on. Queued while the
-     * peer has no receive free; refused when {@link ChannelOptions#sendQueueLimit()}
-     * sends wait already ({@link #isWritable()} says when to stop).
+     * Sends the first {@code length} bytes of {@code buffer}'s segment, without copying them; the buffer is the
+     * channel's from here on. Queued while the peer has no receive free; refused when
+     * {@link ChannelOptions#sendQueueLimit()} sends wait already ({@link #isWritable()} says when to stop).
      *
      * @throws ClosedResourceException if the channel is closing or closed
      * @throws IllegalStateException   if the queue is full, or the buffer was already sent or released
@@ -173,10 +170,7 @@ public final class MessageChannel implements AutoCloseable {
         return w;
     }
 
-    /**
-     * Half-close: what was sent so far is delivered, then the peer's handler hears
-     * {@link MessageHandler#onInputShutdown}; later sends throw. This side still receives; {@link #close} ends both.
-     */
+    /** Half-close: what was sent is delivered, then the peer hears {@link MessageHandler#onInputShutdown}. */
     public void shutdownOutput() {
         outputShut = true;
         loop.execute(() -> {
@@ -212,9 +206,8 @@ public final class MessageChannel implements AutoCloseable {
     }
 
     /**
-     * Graceful close: what was sent is delivered (rendezvous reads included),
-     * then the channel disconnects; {@link #closeFuture()} tells when. A peer
-     * that does not let it finish within 10 s gets it closed abortively.
+     * Graceful close: what was sent is delivered (rendezvous reads included), then the channel disconnects;
+     * {@link #closeFuture()} tells when. A peer that does not let it finish within 10 s gets it closed abortively.
      */
     @Override
     public void close() {
@@ -330,6 +323,22 @@ public final class MessageChannel implements AutoCloseable {
             if (state == State.CLOSING) {
                 closing.continueClosing();
             }
+        } catch (Throwable t) {
+            fail(t);
+        }
+    }
+
+    /** On the loop thread: posts what is queued now, not at the pass's end (a Netty flush is "to the wire"). */
+    public void flushNow() {
+        if (!dirty || !loop.inLoop() || (state != State.OPEN && state != State.CLOSING)) {
+            return;
+        }
+        try {
+            if (loop.sharedReceives != null) {
+                loop.sharedReceives.postReposts(); // before the credits they back
+            }
+            receiver.postReposts();
+            sender.flush();
         } catch (Throwable t) {
             fail(t);
         }
