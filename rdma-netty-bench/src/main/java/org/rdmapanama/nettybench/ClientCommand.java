@@ -57,8 +57,8 @@ final class ClientCommand implements Callable<Integer> {
             "and the largest window, round after round until one round compiled for under 5 % of its time"})
     double warmup;
 
-    @Option(names = "--warmup-max", paramLabel = "S", defaultValue = "180",
-            description = "the warm-up ends after this long even if the JIT still compiles (default 180)")
+    @Option(names = "--warmup-max", paramLabel = "S", defaultValue = "90",
+            description = "the warm-up ends after this long even if the JIT still compiles (default 90)")
     double warmupMax;
 
     @Option(names = "--csv", paramLabel = "FILE", description = "append the rows to FILE (a header first if it is new)")
