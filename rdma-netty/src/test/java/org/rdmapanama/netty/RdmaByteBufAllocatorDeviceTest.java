@@ -60,7 +60,7 @@ class RdmaByteBufAllocatorDeviceTest {
                             }
                         })
                         .bind(new InetSocketAddress(rdma.address(), 0)).sync().channel();
-                Echoed echoed = new Echoed();
+                CrcSink echoed = new CrcSink(SECONDS);
                 Channel client = new Bootstrap().group(loops).channel(RdmaSocketChannel.class).handler(echoed)
                         .connect(server.localAddress()).sync().channel();
                 ByteBufAllocator alloc = client.alloc();
@@ -217,35 +217,5 @@ class RdmaByteBufAllocatorDeviceTest {
         CRC32 c = new CRC32();
         filled(UnpooledByteBufAllocator.DEFAULT.heapBuffer(n), n, seed, c).release();
         return c.getValue();
-    }
-
-    /** The client's side: the echoed bytes, in order, into a CRC. */
-    private static final class Echoed extends ChannelInboundHandlerAdapter {
-        final CRC32 crc = new CRC32();
-        private long bytes;
-
-        @Override
-        public synchronized void channelRead(ChannelHandlerContext ctx, Object msg) {
-            ByteBuf b = (ByteBuf) msg;
-            bytes += b.readableBytes();
-            crc.update(b.nioBuffer());
-            b.release();
-            notifyAll();
-        }
-
-        synchronized void reset() {
-            crc.reset();
-            bytes = 0;
-        }
-
-        synchronized void await(long n) throws InterruptedException {
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(SECONDS);
-            while (bytes < n) {
-                long left = until - System.nanoTime();
-                assertTrue(left > 0, "echoed " + bytes + " of " + n + " bytes in " + SECONDS + " s");
-                TimeUnit.NANOSECONDS.timedWait(this, left);
-            }
-            assertEquals(n, bytes, "no more bytes than were written");
-        }
     }
 }

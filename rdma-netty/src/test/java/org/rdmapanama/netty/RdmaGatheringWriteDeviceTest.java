@@ -39,7 +39,7 @@ class RdmaGatheringWriteDeviceTest {
         try (RdmaTransport rdma = NettyLab.open(t, ChannelOptions.defaults().withMaxMessageSize(MAX_MESSAGE))) {
             EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, rdma.ioHandlerFactory());
             try {
-                Sink sink = new Sink();
+                CrcSink sink = new CrcSink(SECONDS);
                 Channel client = connect(rdma, loops, sink);
                 ByteBufAllocator alloc = client.alloc();
                 int large = rdma.options().eagerLimit() + 100;
@@ -120,7 +120,7 @@ class RdmaGatheringWriteDeviceTest {
         try (RdmaTransport rdma = NettyLab.open(t, o)) {
             EventLoopGroup loops = new MultiThreadIoEventLoopGroup(1, rdma.ioHandlerFactory());
             try {
-                Sink sink = new Sink();
+                CrcSink sink = new CrcSink(SECONDS);
                 Channel client = connect(rdma, loops, sink);
                 ByteBufAllocator alloc = client.alloc();
 
@@ -159,7 +159,7 @@ class RdmaGatheringWriteDeviceTest {
         }
     }
 
-    private static Channel connect(RdmaTransport rdma, EventLoopGroup loops, Sink sink) throws InterruptedException {
+    private static Channel connect(RdmaTransport rdma, EventLoopGroup loops, CrcSink sink) throws InterruptedException {
         Channel server = new ServerBootstrap().group(loops).channel(RdmaServerSocketChannel.class)
                 .childHandler(sink)
                 .bind(new InetSocketAddress(rdma.address(), 0)).sync().channel();
@@ -203,39 +203,5 @@ class RdmaGatheringWriteDeviceTest {
             b.writeByte(seed * 31 + i * 7);
         }
         return b;
-    }
-
-    /** The server's child: counts reads, bytes and their CRC. */
-    @io.netty.channel.ChannelHandler.Sharable
-    private static final class Sink extends ChannelInboundHandlerAdapter {
-        final CRC32 crc = new CRC32();
-        private long bytes;
-        int reads;
-
-        @Override
-        public synchronized void channelRead(ChannelHandlerContext ctx, Object msg) {
-            ByteBuf b = (ByteBuf) msg;
-            reads++;
-            bytes += b.readableBytes();
-            crc.update(b.nioBuffer());
-            b.release();
-            notifyAll();
-        }
-
-        synchronized void reset() {
-            crc.reset();
-            bytes = 0;
-            reads = 0;
-        }
-
-        synchronized void await(long n) throws InterruptedException {
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(SECONDS);
-            while (bytes < n) {
-                long left = until - System.nanoTime();
-                assertTrue(left > 0, "read " + bytes + " of " + n + " bytes in " + SECONDS + " s");
-                TimeUnit.NANOSECONDS.timedWait(this, left);
-            }
-            assertEquals(n, bytes, "no more bytes than were written");
-        }
     }
 }
